@@ -1,0 +1,179 @@
+//! A wrapper that counts the requests passing through it.
+
+use crate::{Device, DeviceError, WriteOp};
+use flashbuf_core::DeviceStats;
+use serde::Serialize;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// Requests seen by a [`CountingDevice`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct IoCounts {
+    /// Read requests.
+    pub reads: u64,
+    /// Write requests (each op of a batch counts).
+    pub writes: u64,
+    /// `write_batch` calls.
+    pub batches: u64,
+    /// `sync` calls that succeeded.
+    pub syncs: u64,
+    /// Bytes read.
+    pub read_bytes: u64,
+    /// Bytes written.
+    pub written_bytes: u64,
+    /// Writes that started exactly where the previous write ended.
+    pub sequential_writes: u64,
+}
+
+/// Counts every request it forwards to the inner device; `stats()` is the inner device's.
+///
+/// ```
+/// use flashbuf_device::{CountingDevice, Device, MemDevice};
+/// let d = CountingDevice::new(MemDevice::new(4096));
+/// d.write_at(0, &[1; 512]).unwrap();
+/// d.write_at(512, &[1; 512]).unwrap();
+/// assert_eq!(d.counts().writes, 2);
+/// assert_eq!(d.counts().sequential_writes, 1);
+/// ```
+#[derive(Debug)]
+pub struct CountingDevice<D> {
+    inner: D,
+    reads: AtomicU64,
+    writes: AtomicU64,
+    batches: AtomicU64,
+    syncs: AtomicU64,
+    read_bytes: AtomicU64,
+    written_bytes: AtomicU64,
+    sequential_writes: AtomicU64,
+    last_write_end: AtomicU64,
+}
+
+impl<D: Device> CountingDevice<D> {
+    /// Wraps `inner`.
+    pub fn new(inner: D) -> Self {
+        Self {
+            inner,
+            reads: AtomicU64::new(0),
+            writes: AtomicU64::new(0),
+            batches: AtomicU64::new(0),
+            syncs: AtomicU64::new(0),
+            read_bytes: AtomicU64::new(0),
+            written_bytes: AtomicU64::new(0),
+            sequential_writes: AtomicU64::new(0),
+            last_write_end: AtomicU64::new(u64::MAX),
+        }
+    }
+
+    /// The wrapped device.
+    pub fn inner(&self) -> &D {
+        &self.inner
+    }
+
+    /// Counts so far.
+    pub fn counts(&self) -> IoCounts {
+        IoCounts {
+            reads: self.reads.load(Relaxed),
+            writes: self.writes.load(Relaxed),
+            batches: self.batches.load(Relaxed),
+            syncs: self.syncs.load(Relaxed),
+            read_bytes: self.read_bytes.load(Relaxed),
+            written_bytes: self.written_bytes.load(Relaxed),
+            sequential_writes: self.sequential_writes.load(Relaxed),
+        }
+    }
+
+    fn count_write(&self, offset: u64, len: usize) {
+        self.writes.fetch_add(1, Relaxed);
+        self.written_bytes.fetch_add(len as u64, Relaxed);
+        if self.last_write_end.swap(offset + len as u64, Relaxed) == offset {
+            self.sequential_writes.fetch_add(1, Relaxed);
+        }
+    }
+}
+
+impl<D: Device> Device for CountingDevice<D> {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
+        self.inner.read_at(offset, buf)?;
+        self.reads.fetch_add(1, Relaxed);
+        self.read_bytes.fetch_add(buf.len() as u64, Relaxed);
+        Ok(())
+    }
+
+    fn write_at(&self, offset: u64, buf: &[u8]) -> Result<(), DeviceError> {
+        self.inner.write_at(offset, buf)?;
+        self.count_write(offset, buf.len());
+        Ok(())
+    }
+
+    fn write_batch(&self, ops: &[WriteOp<'_>]) -> Result<(), DeviceError> {
+        self.inner.write_batch(ops)?;
+        self.batches.fetch_add(1, Relaxed);
+        for op in ops {
+            self.count_write(op.offset, op.data.len());
+        }
+        Ok(())
+    }
+
+    fn sync(&self) -> Result<(), DeviceError> {
+        self.inner.sync()?;
+        self.syncs.fetch_add(1, Relaxed);
+        Ok(())
+    }
+
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+
+    fn set_len(&self, len: u64) -> Result<(), DeviceError> {
+        self.inner.set_len(len)
+    }
+
+    fn stats(&self) -> DeviceStats {
+        self.inner.stats()
+    }
+
+    fn alignment(&self) -> usize {
+        self.inner.alignment()
+    }
+
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::MemDevice;
+
+    #[test]
+    fn counts_batches_and_failed_requests_are_not_counted() {
+        let d = CountingDevice::new(MemDevice::new(1024));
+        d.write_batch(&[
+            WriteOp {
+                offset: 0,
+                data: &[1; 100],
+            },
+            WriteOp {
+                offset: 100,
+                data: &[1; 100],
+            },
+        ])
+        .unwrap();
+        assert!(d.write_at(1000, &[0; 100]).is_err());
+        let mut b = [0u8; 10];
+        d.read_at(0, &mut b).unwrap();
+        d.sync().unwrap();
+        let c = d.counts();
+        assert_eq!(
+            (
+                c.reads,
+                c.writes,
+                c.batches,
+                c.syncs,
+                c.written_bytes,
+                c.sequential_writes
+            ),
+            (1, 2, 1, 1, 200, 1)
+        );
+    }
+}

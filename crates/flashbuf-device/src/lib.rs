@@ -1,0 +1,164 @@
+//! Devices: byte-addressed block devices behind one small trait.
+//!
+//! - [`Device`]: the trait (`read_at`, `write_at`, `write_batch`, `sync`, `len`, `set_len`,
+//!   `stats`). Its contract is written on the trait.
+//! - Implementations: [`FileDevice`] (pread/pwrite, optional `O_DIRECT`, fsync, exclusive
+//!   file lock) and [`MemDevice`].
+//! - Wrappers (decorators over any device): [`CountingDevice`] (counts requests by kind) and
+//!   [`CostDevice`] (fixed per-read and per-write latency on a virtual clock).
+//!
+//! Devices are `Send + Sync`; every method takes `&self` so several threads can do I/O at
+//! once. No device keeps global state or reads the wall clock, except that a real file
+//! reports the wall time its calls took as `device_time_us`.
+
+mod cost;
+mod counters;
+mod counting;
+mod error;
+mod file;
+mod memory;
+
+pub use cost::{CostDevice, LatencyModel};
+pub use counting::{CountingDevice, IoCounts};
+pub use error::{DeviceError, IoOp};
+pub use file::{FileDevice, FileDeviceOptions};
+pub use memory::MemDevice;
+
+use flashbuf_core::DeviceStats;
+use std::sync::Arc;
+
+/// One write of a batch: `data` goes to byte `offset`.
+#[derive(Debug, Clone, Copy)]
+pub struct WriteOp<'a> {
+    /// Byte offset on the device.
+    pub offset: u64,
+    /// Bytes to write.
+    pub data: &'a [u8],
+}
+
+/// A byte-addressed block device.
+///
+/// # Contract
+/// - `read_at` fills all of `buf` from `offset`, or fails; reading beyond [`Device::len`]
+///   is an error ([`DeviceError::OutOfRange`]), never a short read.
+/// - `write_at` writes all of `buf` at `offset`, or fails; writing beyond `len` is an error
+///   (grow the device with [`Device::set_len`] first). A write is *not* durable until a
+///   later [`Device::sync`] returns `Ok`.
+/// - `write_batch` writes every op, in order, as if by `write_at` calls; devices may serve
+///   it more efficiently (one submission, one seek pattern, channel parallelism).
+/// - `sync` makes every write that completed before the call durable. After a failed sync
+///   the state of unsynced writes is unknown; callers must not retry it and carry on
+///   (fail-stop: poison the store).
+/// - Offsets and lengths must be multiples of [`Device::alignment`].
+/// - Methods take `&self` and may be called from several threads; writes to overlapping
+///   ranges from different threads without ordering are the caller's race.
+pub trait Device: Send + Sync {
+    /// Reads `buf.len()` bytes at `offset`.
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), DeviceError>;
+    /// Writes `buf` at `offset`.
+    fn write_at(&self, offset: u64, buf: &[u8]) -> Result<(), DeviceError>;
+    /// Writes every op in order. The default issues them one by one.
+    fn write_batch(&self, ops: &[WriteOp<'_>]) -> Result<(), DeviceError> {
+        for op in ops {
+            self.write_at(op.offset, op.data)?;
+        }
+        Ok(())
+    }
+    /// Makes every completed write durable.
+    fn sync(&self) -> Result<(), DeviceError>;
+    /// Current size in bytes.
+    fn len(&self) -> u64;
+    /// Whether the device has no bytes.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Grows or shrinks the device to `len` bytes; new bytes read as zero.
+    fn set_len(&self, len: u64) -> Result<(), DeviceError>;
+    /// Counters since the device was opened.
+    fn stats(&self) -> DeviceStats;
+    /// Required alignment of offsets, lengths and buffer addresses (1 = none).
+    fn alignment(&self) -> usize {
+        1
+    }
+    /// A short description for reports (`memory`, `file:/path`, `sim:mtron`, ...).
+    fn describe(&self) -> String;
+}
+
+impl<D: Device + ?Sized> Device for Arc<D> {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
+        (**self).read_at(offset, buf)
+    }
+    fn write_at(&self, offset: u64, buf: &[u8]) -> Result<(), DeviceError> {
+        (**self).write_at(offset, buf)
+    }
+    fn write_batch(&self, ops: &[WriteOp<'_>]) -> Result<(), DeviceError> {
+        (**self).write_batch(ops)
+    }
+    fn sync(&self) -> Result<(), DeviceError> {
+        (**self).sync()
+    }
+    fn len(&self) -> u64 {
+        (**self).len()
+    }
+    fn set_len(&self, len: u64) -> Result<(), DeviceError> {
+        (**self).set_len(len)
+    }
+    fn stats(&self) -> DeviceStats {
+        (**self).stats()
+    }
+    fn alignment(&self) -> usize {
+        (**self).alignment()
+    }
+    fn describe(&self) -> String {
+        (**self).describe()
+    }
+}
+
+impl<D: Device + ?Sized> Device for Box<D> {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
+        (**self).read_at(offset, buf)
+    }
+    fn write_at(&self, offset: u64, buf: &[u8]) -> Result<(), DeviceError> {
+        (**self).write_at(offset, buf)
+    }
+    fn write_batch(&self, ops: &[WriteOp<'_>]) -> Result<(), DeviceError> {
+        (**self).write_batch(ops)
+    }
+    fn sync(&self) -> Result<(), DeviceError> {
+        (**self).sync()
+    }
+    fn len(&self) -> u64 {
+        (**self).len()
+    }
+    fn set_len(&self, len: u64) -> Result<(), DeviceError> {
+        (**self).set_len(len)
+    }
+    fn stats(&self) -> DeviceStats {
+        (**self).stats()
+    }
+    fn alignment(&self) -> usize {
+        (**self).alignment()
+    }
+    fn describe(&self) -> String {
+        (**self).describe()
+    }
+}
+
+/// Checks that `offset..offset+len` lies within `dev_len`.
+#[inline]
+pub(crate) fn check_range(
+    op: IoOp,
+    offset: u64,
+    len: usize,
+    dev_len: u64,
+) -> Result<(), DeviceError> {
+    match offset.checked_add(len as u64) {
+        Some(end) if end <= dev_len => Ok(()),
+        _ => Err(DeviceError::OutOfRange {
+            op,
+            offset,
+            len: len as u64,
+            device_len: dev_len,
+        }),
+    }
+}
