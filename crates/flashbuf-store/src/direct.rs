@@ -1,0 +1,430 @@
+//! The direct store: every page is written in place at
+//! `data_offset + page_id × page_size`, behind a superblock.
+//!
+//! This is the baseline write path of every paper (the "direct" or in-place update method):
+//! a write-back costs one random device write. The data area grows on demand in steps of
+//! [`DirectStoreConfig::grow_bytes`]; bytes never written read as zero and are reported as
+//! [`ReadOutcome::Unwritten`].
+//!
+//! Durability: `sync` syncs the device. Pages are written whole and never torn by the store
+//! itself; a device that tears a write leaves a page that fails its checksum, which a read
+//! reports as [`StoreError::Corrupt`].
+
+use crate::{PageStore, PageWrite, Poison, ReadOutcome, StoreError, StoreStats, Superblock};
+use flashbuf_core::page::{self, is_valid_page_size, PageState};
+use flashbuf_core::{DeviceStats, DirtyRanges, PageId};
+use flashbuf_device::{Device, WriteOp};
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// Configuration of a [`DirectStore`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DirectStoreConfig {
+    /// Page size in bytes (a power of two, 512..=65536).
+    pub page_size: usize,
+    /// How much the data area grows at a time when a write lands beyond its end.
+    pub grow_bytes: u64,
+}
+
+impl Default for DirectStoreConfig {
+    fn default() -> Self {
+        Self {
+            page_size: 4096,
+            grow_bytes: 64 << 20,
+        }
+    }
+}
+
+impl DirectStoreConfig {
+    /// A configuration for `page_size`.
+    pub fn with_page_size(page_size: usize) -> Self {
+        Self {
+            page_size,
+            ..Self::default()
+        }
+    }
+}
+
+/// Kind name written in the superblock.
+pub const KIND: &str = "direct";
+
+/// The in-place store.
+///
+/// ```
+/// use flashbuf_core::{page, DirtyRanges, PageId};
+/// use flashbuf_device::MemDevice;
+/// use flashbuf_store::{DirectStore, DirectStoreConfig, PageStore, ReadOutcome};
+/// let store = DirectStore::create(MemDevice::new(0), DirectStoreConfig::with_page_size(4096)).unwrap();
+/// let mut p = vec![0u8; 4096];
+/// p[100] = 7;
+/// page::seal(&mut p, PageId(3), 1);
+/// store.write_page(PageId(3), &p, &DirtyRanges::full(4096)).unwrap();
+/// store.sync().unwrap();
+/// let mut q = vec![0u8; 4096];
+/// assert_eq!(store.read_page(PageId(3), &mut q).unwrap(), ReadOutcome::Found);
+/// assert_eq!(q[100], 7);
+/// assert_eq!(store.read_page(PageId(4), &mut q).unwrap(), ReadOutcome::Unwritten);
+/// ```
+#[derive(Debug)]
+pub struct DirectStore<D> {
+    dev: D,
+    cfg: DirectStoreConfig,
+    data_offset: u64,
+    poison: Poison,
+    grow: Mutex<()>,
+    page_reads: AtomicU64,
+    unwritten_reads: AtomicU64,
+    page_writes: AtomicU64,
+    batches: AtomicU64,
+    syncs: AtomicU64,
+}
+
+impl<D: Device> DirectStore<D> {
+    fn new(dev: D, cfg: DirectStoreConfig, data_offset: u64) -> Self {
+        Self {
+            dev,
+            cfg,
+            data_offset,
+            poison: Poison::default(),
+            grow: Mutex::new(()),
+            page_reads: AtomicU64::new(0),
+            unwritten_reads: AtomicU64::new(0),
+            page_writes: AtomicU64::new(0),
+            batches: AtomicU64::new(0),
+            syncs: AtomicU64::new(0),
+        }
+    }
+
+    fn check_config(cfg: &DirectStoreConfig) -> Result<(), StoreError> {
+        if !is_valid_page_size(cfg.page_size) {
+            return Err(StoreError::Invalid(format!(
+                "page size {} is not a power of two between 512 and 65536",
+                cfg.page_size
+            )));
+        }
+        Ok(())
+    }
+
+    /// Formats `dev` as a new, empty direct store (whatever it held is lost) and syncs.
+    pub fn create(dev: D, cfg: DirectStoreConfig) -> Result<Self, StoreError> {
+        Self::check_config(&cfg)?;
+        let data_offset = Superblock::reserved_bytes(cfg.page_size);
+        dev.set_len(0)?;
+        dev.set_len(data_offset)?;
+        let sb = Superblock {
+            kind: KIND.to_string(),
+            page_size: cfg.page_size as u32,
+            data_offset,
+            config_fingerprint: 0,
+            salt: 0,
+            extra: Vec::new(),
+        };
+        sb.write(&dev)?;
+        dev.sync()?;
+        Ok(Self::new(dev, cfg, data_offset))
+    }
+
+    /// Opens an existing direct store; refuses a device holding anything else, or a store
+    /// formatted with another page size, with a message saying which.
+    pub fn open(dev: D, cfg: DirectStoreConfig) -> Result<Self, StoreError> {
+        Self::check_config(&cfg)?;
+        let sb = Superblock::read(&dev)?;
+        sb.expect(KIND, cfg.page_size, 0)?;
+        if sb.data_offset < Superblock::reserved_bytes(cfg.page_size) {
+            return Err(StoreError::Format(format!(
+                "superblock data offset {} overlaps the superblock",
+                sb.data_offset
+            )));
+        }
+        Ok(Self::new(dev, cfg, sb.data_offset))
+    }
+
+    /// Opens the store on `dev`, formatting it first if the device is empty (length 0).
+    pub fn open_or_create(dev: D, cfg: DirectStoreConfig) -> Result<Self, StoreError> {
+        if dev.is_empty() {
+            Self::create(dev, cfg)
+        } else {
+            Self::open(dev, cfg)
+        }
+    }
+
+    /// The device.
+    pub fn device(&self) -> &D {
+        &self.dev
+    }
+
+    /// Consumes the store, returning the device.
+    pub fn into_device(self) -> D {
+        self.dev
+    }
+
+    fn offset_of(&self, pid: PageId) -> Result<u64, StoreError> {
+        pid.0
+            .checked_mul(self.cfg.page_size as u64)
+            .and_then(|o| o.checked_add(self.data_offset))
+            .ok_or_else(|| StoreError::Invalid(format!("{pid} is beyond the addressable range")))
+    }
+
+    fn check_buf(&self, len: usize) -> Result<(), StoreError> {
+        if len != self.cfg.page_size {
+            return Err(StoreError::Invalid(format!(
+                "buffer of {len} bytes for a store with page size {}",
+                self.cfg.page_size
+            )));
+        }
+        Ok(())
+    }
+
+    fn check_sealed(&self, pid: PageId, page: &[u8]) -> Result<(), StoreError> {
+        self.check_buf(page.len())?;
+        let h = page::read_header(page);
+        if h.page_id != pid {
+            return Err(StoreError::Invalid(format!(
+                "write of {pid} with a page sealed for {}",
+                h.page_id
+            )));
+        }
+        debug_assert!(
+            page::check(page, pid).is_ok(),
+            "{pid} handed to the store unsealed"
+        );
+        Ok(())
+    }
+
+    /// Grows the device so that `end` bytes fit.
+    fn ensure_len(&self, end: u64) -> Result<(), StoreError> {
+        if end <= self.dev.len() {
+            return Ok(());
+        }
+        let _g = self.grow.lock();
+        let len = self.dev.len();
+        if end <= len {
+            return Ok(());
+        }
+        let ps = self.cfg.page_size as u64;
+        let target = end
+            .max(len.saturating_add(self.cfg.grow_bytes))
+            .div_ceil(ps)
+            * ps;
+        self.poison.guard(self.dev.set_len(target))
+    }
+}
+
+impl<D: Device> PageStore for DirectStore<D> {
+    fn name(&self) -> &'static str {
+        KIND
+    }
+
+    fn page_size(&self) -> usize {
+        self.cfg.page_size
+    }
+
+    fn read_page(&self, pid: PageId, buf: &mut [u8]) -> Result<ReadOutcome, StoreError> {
+        self.poison.check()?;
+        self.check_buf(buf.len())?;
+        let off = self.offset_of(pid)?;
+        self.page_reads.fetch_add(1, Relaxed);
+        if off + self.cfg.page_size as u64 > self.dev.len() {
+            buf.fill(0);
+            self.unwritten_reads.fetch_add(1, Relaxed);
+            return Ok(ReadOutcome::Unwritten);
+        }
+        self.poison.guard(self.dev.read_at(off, buf))?;
+        match page::check(buf, pid) {
+            Ok(PageState::Sealed(_)) => Ok(ReadOutcome::Found),
+            Ok(PageState::Unwritten) => {
+                self.unwritten_reads.fetch_add(1, Relaxed);
+                Ok(ReadOutcome::Unwritten)
+            }
+            Err(reason) => {
+                // Never hand out the bytes of a corrupt page.
+                buf.fill(0);
+                Err(StoreError::Corrupt { pid, reason })
+            }
+        }
+    }
+
+    fn write_page(&self, pid: PageId, page: &[u8], _dirty: &DirtyRanges) -> Result<(), StoreError> {
+        self.poison.check()?;
+        self.check_sealed(pid, page)?;
+        let off = self.offset_of(pid)?;
+        self.ensure_len(off + page.len() as u64)?;
+        self.poison.guard(self.dev.write_at(off, page))?;
+        self.page_writes.fetch_add(1, Relaxed);
+        Ok(())
+    }
+
+    fn write_pages(&self, batch: &[PageWrite<'_>]) -> Result<(), StoreError> {
+        self.poison.check()?;
+        let mut ops = Vec::with_capacity(batch.len());
+        let mut end = 0;
+        for w in batch {
+            self.check_sealed(w.pid, w.page)?;
+            let off = self.offset_of(w.pid)?;
+            end = end.max(off + w.page.len() as u64);
+            ops.push(WriteOp {
+                offset: off,
+                data: w.page,
+            });
+        }
+        self.ensure_len(end)?;
+        self.poison.guard(self.dev.write_batch(&ops))?;
+        self.page_writes.fetch_add(batch.len() as u64, Relaxed);
+        self.batches.fetch_add(1, Relaxed);
+        Ok(())
+    }
+
+    fn sync(&self) -> Result<(), StoreError> {
+        self.poison.check()?;
+        self.poison.guard(self.dev.sync())?;
+        self.syncs.fetch_add(1, Relaxed);
+        Ok(())
+    }
+
+    fn stats(&self) -> StoreStats {
+        StoreStats {
+            page_reads: self.page_reads.load(Relaxed),
+            unwritten_reads: self.unwritten_reads.load(Relaxed),
+            page_writes: self.page_writes.load(Relaxed),
+            batches: self.batches.load(Relaxed),
+            syncs: self.syncs.load(Relaxed),
+        }
+    }
+
+    fn device_stats(&self) -> DeviceStats {
+        self.dev.stats()
+    }
+
+    fn check_invariants(&self) -> Result<(), String> {
+        let len = self.dev.len();
+        if len < self.data_offset {
+            return Err(format!(
+                "device length {len} is below the data offset {}",
+                self.data_offset
+            ));
+        }
+        if (len - self.data_offset) % self.cfg.page_size as u64 != 0 {
+            return Err(format!("data area of {len} bytes is not whole pages"));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flashbuf_device::{FileDevice, FileDeviceOptions, MemDevice};
+
+    fn sealed(pid: u64, fill: u8, ps: usize) -> Vec<u8> {
+        let mut p = vec![fill; ps];
+        page::seal(&mut p, PageId(pid), 1);
+        p
+    }
+
+    #[test]
+    fn corrupt_page_is_reported_never_returned() {
+        let s = DirectStore::create(MemDevice::new(0), DirectStoreConfig::default()).unwrap();
+        s.write_page(PageId(2), &sealed(2, 0x5a, 4096), &DirtyRanges::full(4096))
+            .unwrap();
+        // Flip one byte of the stored page behind the store's back.
+        let off = s.offset_of(PageId(2)).unwrap() + 1000;
+        s.device().write_at(off, &[0xa5]).unwrap();
+        let mut buf = vec![0u8; 4096];
+        let e = s.read_page(PageId(2), &mut buf).unwrap_err();
+        assert!(
+            matches!(e, StoreError::Corrupt { pid: PageId(2), .. }),
+            "{e}"
+        );
+        assert!(e.to_string().contains("page 2 is corrupt"), "{e}");
+        assert!(
+            buf.iter().all(|&b| b == 0),
+            "corrupt bytes leaked to the caller"
+        );
+    }
+
+    #[test]
+    fn misdirected_page_is_corrupt() {
+        let s = DirectStore::create(MemDevice::new(0), DirectStoreConfig::default()).unwrap();
+        let p = sealed(5, 1, 4096);
+        s.write_page(PageId(5), &p, &DirtyRanges::full(4096))
+            .unwrap();
+        // Copy page 5's bytes into page 6's slot.
+        s.device().set_len(s.device().len() + 4096).unwrap();
+        let off6 = s.offset_of(PageId(6)).unwrap();
+        s.device().write_at(off6, &p).unwrap();
+        let mut buf = vec![0u8; 4096];
+        let e = s.read_page(PageId(6), &mut buf).unwrap_err();
+        assert!(e.to_string().contains("holds page 5"), "{e}");
+    }
+
+    #[test]
+    fn wrong_page_size_and_wrong_magic_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("store");
+        {
+            let d = FileDevice::open(&path, FileDeviceOptions::default()).unwrap();
+            let s = DirectStore::create(d, DirectStoreConfig::with_page_size(8192)).unwrap();
+            s.write_page(PageId(0), &sealed(0, 3, 8192), &DirtyRanges::full(8192))
+                .unwrap();
+            s.sync().unwrap();
+        }
+        let d = FileDevice::open(&path, FileDeviceOptions::default()).unwrap();
+        let e = DirectStore::open(d, DirectStoreConfig::with_page_size(4096)).unwrap_err();
+        assert!(e.to_string().contains("page size 8192"), "{e}");
+        // Reopen with the right size works and serves the page.
+        let d = FileDevice::open(&path, FileDeviceOptions::default()).unwrap();
+        let s = DirectStore::open(d, DirectStoreConfig::with_page_size(8192)).unwrap();
+        let mut buf = vec![0u8; 8192];
+        assert_eq!(
+            s.read_page(PageId(0), &mut buf).unwrap(),
+            ReadOutcome::Found
+        );
+        // Garble the magic.
+        s.device().write_at(0, b"NOTFLASH").unwrap();
+        drop(s);
+        let d = FileDevice::open(&path, FileDeviceOptions::default()).unwrap();
+        let e = DirectStore::open(d, DirectStoreConfig::with_page_size(8192)).unwrap_err();
+        assert!(e.to_string().contains("wrong magic"), "{e}");
+    }
+
+    #[test]
+    fn unsealed_or_misaddressed_writes_are_refused() {
+        let s = DirectStore::create(MemDevice::new(0), DirectStoreConfig::default()).unwrap();
+        let e = s
+            .write_page(PageId(1), &sealed(2, 0, 4096), &DirtyRanges::new())
+            .unwrap_err();
+        assert!(matches!(e, StoreError::Invalid(_)));
+        let e = s
+            .write_page(PageId(1), &[0u8; 100], &DirtyRanges::new())
+            .unwrap_err();
+        assert!(e.to_string().contains("100 bytes"));
+    }
+
+    #[test]
+    fn batch_write_and_stats() {
+        let s =
+            DirectStore::create(MemDevice::new(0), DirectStoreConfig::with_page_size(512)).unwrap();
+        let pages: Vec<Vec<u8>> = (0..4).map(|i| sealed(i, i as u8, 512)).collect();
+        let batch: Vec<PageWrite<'_>> = pages
+            .iter()
+            .enumerate()
+            .map(|(i, p)| PageWrite {
+                pid: PageId(i as u64),
+                page: p,
+                dirty: DirtyRanges::full(512),
+            })
+            .collect();
+        s.write_pages(&batch).unwrap();
+        let mut buf = vec![0u8; 512];
+        for i in 0..4u64 {
+            assert_eq!(
+                s.read_page(PageId(i), &mut buf).unwrap(),
+                ReadOutcome::Found
+            );
+            assert_eq!(buf[100], i as u8);
+        }
+        let st = s.stats();
+        assert_eq!((st.page_writes, st.batches, st.page_reads), (4, 1, 4));
+        s.check_invariants().unwrap();
+    }
+}
