@@ -118,7 +118,9 @@ impl FileDevice {
     }
 
     fn check_align(&self, op: IoOp, offset: u64, len: usize) -> Result<(), DeviceError> {
-        if self.direct && (offset % DIRECT_ALIGN as u64 != 0 || len % DIRECT_ALIGN != 0) {
+        if self.direct
+            && (!offset.is_multiple_of(DIRECT_ALIGN as u64) || !len.is_multiple_of(DIRECT_ALIGN))
+        {
             return Err(DeviceError::Misaligned {
                 op,
                 offset,
@@ -130,7 +132,7 @@ impl FileDevice {
     }
 
     fn needs_bounce(&self, ptr: *const u8) -> bool {
-        self.direct && (ptr as usize) % DIRECT_ALIGN != 0
+        self.direct && !(ptr as usize).is_multiple_of(DIRECT_ALIGN)
     }
 
     fn io_err(&self, op: IoOp, offset: u64, source: std::io::Error) -> DeviceError {
@@ -193,7 +195,7 @@ impl Device for FileDevice {
     }
 
     fn set_len(&self, len: u64) -> Result<(), DeviceError> {
-        if self.direct && len % DIRECT_ALIGN as u64 != 0 {
+        if self.direct && !len.is_multiple_of(DIRECT_ALIGN as u64) {
             return Err(DeviceError::Misaligned {
                 op: IoOp::SetLen,
                 offset: len,

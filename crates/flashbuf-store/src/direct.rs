@@ -303,7 +303,7 @@ impl<D: Device> PageStore for DirectStore<D> {
                 self.data_offset
             ));
         }
-        if (len - self.data_offset) % self.cfg.page_size as u64 != 0 {
+        if !(len - self.data_offset).is_multiple_of(self.cfg.page_size as u64) {
             return Err(format!("data area of {len} bytes is not whole pages"));
         }
         Ok(())

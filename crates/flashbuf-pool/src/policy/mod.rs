@@ -1,0 +1,160 @@
+//! Replacement policies: they decide, the pool acts.
+//!
+//! # Contract between the pool and a [`Policy`]
+//! The pool owns frames `0..frames_count`; a policy keeps whatever per-frame state it
+//! needs (lists, clusters, stacks) indexed by [`FrameId`] and never touches page bytes or
+//! does I/O. The pool calls, always under its own lock and in this order for a frame's
+//! life:
+//! 1. [`Policy::on_insert`] when a page is loaded into a free frame after a miss (`access`
+//!    tells whether the fix was for writing: the page is then dirty);
+//! 2. any number of [`Policy::on_hit`] (a write hit makes the page dirty) and
+//!    [`Policy::on_clean`] (the pool wrote the page back; it is clean now);
+//! 3. [`Policy::on_remove`] when the page leaves the frame (after the policy chose it as a
+//!    victim, or when the pool drops a frame after a failed load).
+//!
+//! [`Policy::choose_victim`] is asked on a miss when no frame is free. It returns a
+//! [`Victim`]: a frame to evict (the pool writes it back first if dirty), or a batch: a
+//! frame to evict plus dirty frames to write back together with it in one store batch
+//! (write clustering). The policy must only name frames for which `evictable` returns
+//! true (unpinned). It must not assume that a frame it named for write-back became clean:
+//! the pool calls `on_clean` for each page it actually wrote. It may update its own state
+//! when choosing (CFDC drops the victim's cluster priority to 0), but the victim stays a
+//! member until `on_remove`.
+//!
+//! Policies are `Send` (the pool moves them behind its lock) and are unit-tested without
+//! any pool or device.
+
+pub mod list;
+pub mod lru;
+pub mod reference;
+
+pub use lru::Lru;
+
+use flashbuf_core::{FrameId, PageId};
+
+/// Whether a page was fixed for reading or for writing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Access {
+    /// Read access.
+    Read,
+    /// Write access: the page is (or becomes) dirty.
+    Write,
+}
+
+impl Access {
+    /// Whether this access dirties the page.
+    #[inline]
+    pub fn is_write(self) -> bool {
+        matches!(self, Access::Write)
+    }
+}
+
+/// A policy's answer to "which frame do I free?".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Victim<'a> {
+    /// Evict this frame (writing it back first if dirty).
+    Evict(FrameId),
+    /// Write back `write_back` (dirty frames, in the order given: sorted by page number for
+    /// clustered writing) in one batch, then evict `evict` (which may be in the batch or be
+    /// clean).
+    Batch {
+        /// Frame to evict.
+        evict: FrameId,
+        /// Dirty frames to write back together.
+        write_back: &'a [FrameId],
+    },
+}
+
+impl Victim<'_> {
+    /// The frame that will be evicted.
+    pub fn evicted(&self) -> FrameId {
+        match *self {
+            Victim::Evict(f) => f,
+            Victim::Batch { evict, .. } => evict,
+        }
+    }
+}
+
+/// What kind of device I/O an observation is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoKind {
+    /// A page read.
+    Read,
+    /// A page write.
+    Write,
+}
+
+/// A replacement policy. See the module documentation for the calling contract.
+pub trait Policy: Send {
+    /// Short name (`lru`, `cflru`, ...).
+    fn name(&self) -> &'static str;
+    /// Number of frames this policy was built for.
+    fn frames_count(&self) -> usize;
+    /// Page `pid` was loaded into `frame`.
+    fn on_insert(&mut self, frame: FrameId, pid: PageId, access: Access);
+    /// The page in `frame` was referenced again.
+    fn on_hit(&mut self, frame: FrameId, access: Access);
+    /// The page in `frame` was written back and is clean.
+    fn on_clean(&mut self, frame: FrameId);
+    /// The page in `frame` left the pool; the frame is free.
+    fn on_remove(&mut self, frame: FrameId);
+    /// Chooses what to free. `None` means no member frame is evictable.
+    fn choose_victim(&mut self, evictable: &dyn Fn(FrameId) -> bool) -> Option<Victim<'_>>;
+    /// Bytes of per-frame state this policy keeps (for the pool's memory report).
+    fn bytes_per_frame(&self) -> usize;
+    /// Whether the policy wants [`Policy::observe_io`] calls (they cost the pool two
+    /// device-stat reads per I/O).
+    fn wants_io_observations(&self) -> bool {
+        false
+    }
+    /// The pool measured a device I/O: its latency in microseconds of device time (per
+    /// page for batch writes). Cost-aware policies learn from it.
+    fn observe_io(&mut self, _kind: IoKind, _latency_us: f64) {}
+    /// Checks internal invariants; `Err` describes the first violation.
+    fn check_invariants(&self) -> Result<(), String> {
+        Ok(())
+    }
+    /// Named figures the policy wants reported (window sizes, estimates, ...).
+    fn report(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
+}
+
+impl<P: Policy + ?Sized> Policy for Box<P> {
+    fn name(&self) -> &'static str {
+        (**self).name()
+    }
+    fn frames_count(&self) -> usize {
+        (**self).frames_count()
+    }
+    fn on_insert(&mut self, frame: FrameId, pid: PageId, access: Access) {
+        (**self).on_insert(frame, pid, access)
+    }
+    fn on_hit(&mut self, frame: FrameId, access: Access) {
+        (**self).on_hit(frame, access)
+    }
+    fn on_clean(&mut self, frame: FrameId) {
+        (**self).on_clean(frame)
+    }
+    fn on_remove(&mut self, frame: FrameId) {
+        (**self).on_remove(frame)
+    }
+    fn choose_victim(&mut self, evictable: &dyn Fn(FrameId) -> bool) -> Option<Victim<'_>> {
+        (**self).choose_victim(evictable)
+    }
+    fn bytes_per_frame(&self) -> usize {
+        (**self).bytes_per_frame()
+    }
+    fn wants_io_observations(&self) -> bool {
+        (**self).wants_io_observations()
+    }
+    fn observe_io(&mut self, kind: IoKind, latency_us: f64) {
+        (**self).observe_io(kind, latency_us)
+    }
+    fn check_invariants(&self) -> Result<(), String> {
+        (**self).check_invariants()
+    }
+    fn report(&self) -> Vec<(&'static str, f64)> {
+        (**self).report()
+    }
+}
