@@ -143,12 +143,11 @@ impl TraceReader {
             while r.end < SNIFF_BYTES && !r.eof {
                 r.read_more()?;
             }
-            r.format = detect(&r.buf[..r.end], &r.path).map_err(|reason| {
-                TraceError::UnknownFormat {
+            r.format =
+                detect(&r.buf[..r.end], &r.path).map_err(|reason| TraceError::UnknownFormat {
                     path: r.path.clone(),
                     reason,
-                }
-            })?;
+                })?;
         }
         Ok(r)
     }

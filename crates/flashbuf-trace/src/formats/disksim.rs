@@ -10,7 +10,9 @@ use crate::Op;
 #[inline]
 pub(crate) fn parse(line: &[u8], page_size: u64) -> Result<Parsed, String> {
     let [time, device, sector, sectors, flags] = split_ws::<5>(line).map_err(|n| {
-        format!("expected 5 whitespace-separated fields (time device sector sectors flags), found {n}")
+        format!(
+            "expected 5 whitespace-separated fields (time device sector sectors flags), found {n}"
+        )
     })?;
     expect_number(time, "a time")?;
     let device = expect_u64(device, "a device number")?;
@@ -35,7 +37,11 @@ mod tests {
     fn lines() {
         assert_eq!(
             parse(b"938513000 4 16 16 0", 4096),
-            Ok(Parsed::One(Op::Write, (4 << 40) | 2))
+            Ok(Parsed::Span(Op::Write, (4 << 40) | 2, (4 << 40) | 3))
+        );
+        assert_eq!(
+            parse(b"938513000 4 16 8 0", 8192),
+            Ok(Parsed::One(Op::Write, (4 << 40) | 1))
         );
         assert_eq!(
             parse(b"0.5\t0  8 16 1", 4096),

@@ -17,7 +17,12 @@ pub(crate) fn trim(mut f: &[u8]) -> &[u8] {
 /// covers invalid UTF-8) and cut at 40 characters.
 pub(crate) fn show(f: &[u8]) -> String {
     const MAX: usize = 40;
-    let mut s: String = f.iter().take(MAX).flat_map(|b| b.escape_ascii()).map(char::from).collect();
+    let mut s: String = f
+        .iter()
+        .take(MAX)
+        .flat_map(|b| b.escape_ascii())
+        .map(char::from)
+        .collect();
     if f.len() > MAX {
         s.push_str("...");
     }

@@ -51,7 +51,10 @@ pub(crate) fn parse(line: &[u8], page_size: u64) -> Result<Parsed, String> {
     expect_number(version, "a version")?;
     expect_number(time, "a time")?;
     let code = parse_hex_op(op).ok_or_else(|| {
-        format!("expected a SCSI opcode in hex (e.g. 28 or 0x2a), found '{}'", show(trim(op)))
+        format!(
+            "expected a SCSI opcode in hex (e.g. 28 or 0x2a), found '{}'",
+            show(trim(op))
+        )
     })?;
     let size = expect_u64(size, "a size in bytes")?;
     let lbn = expect_u64(lbn, "a block number (lbn)")?;

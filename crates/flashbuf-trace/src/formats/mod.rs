@@ -101,7 +101,9 @@ impl fmt::Display for Format {
 
 /// An unknown format name; its message lists the valid ones.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown trace format '{0}'; valid formats: auto, pagetrace, msr, spc, lcs-csv, disksim, arc")]
+#[error(
+    "unknown trace format '{0}'; valid formats: auto, pagetrace, msr, spc, lcs-csv, disksim, arc"
+)]
 pub struct ParseFormatError(pub String);
 
 impl FromStr for Format {
@@ -145,7 +147,11 @@ pub(crate) fn byte_span(op: Op, offset: u64, size: u64, ps: u64) -> Result<Parse
     } else {
         match offset.checked_add(size - 1) {
             Some(end) => end / ps,
-            None => return Err(format!("request at byte {offset} of {size} bytes overflows 64 bits")),
+            None => {
+                return Err(format!(
+                    "request at byte {offset} of {size} bytes overflows 64 bits"
+                ))
+            }
         }
     };
     span(op, first, last, size)

@@ -57,13 +57,18 @@ mod tests {
             parse(b"1,hm,1,WRITE,4095,2,1", 4096),
             Ok(Parsed::Span(Op::Write, 0, 1))
         );
-        assert_eq!(parse(b"1,hm,1,write,4096,0,1", 4096), Ok(Parsed::One(Op::Write, 1)));
+        assert_eq!(
+            parse(b"1,hm,1,write,4096,0,1", 4096),
+            Ok(Parsed::One(Op::Write, 1))
+        );
         assert!(parse(b"1,hm,1,Trim,0,1,1", 4096)
             .unwrap_err()
             .contains("expected type Read or Write, found 'Trim'"));
         assert!(parse(b"1,hm,1,Read,0,1", 4096)
             .unwrap_err()
             .contains("found 6"));
-        assert!(is_header(b"Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime"));
+        assert!(is_header(
+            b"Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime"
+        ));
     }
 }

@@ -41,7 +41,7 @@ mod tests {
         assert_eq!(parse(b"0,8,4096,r,0.1", 4096), Ok(Parsed::One(Op::Read, 1)));
         assert_eq!(
             parse(b"2,7,1024,W,0.1", 4096),
-            Ok(Parsed::Span(Op::Write, (2 << 40), (2 << 40) | 1))
+            Ok(Parsed::Span(Op::Write, 2 << 40, (2 << 40) | 1))
         );
         assert!(parse(b"0,8,4096,x,0.1", 4096)
             .unwrap_err()
