@@ -151,9 +151,9 @@ mod tests {
         assert_eq!(d("1,5633898,2a,512,42932745\n"), Ok(Format::LcsCsv));
         assert_eq!(d("938513000 4 264719034 16 0\n"), Ok(Format::DiskSim));
         assert_eq!(d("1 1 0 0\r\n"), Ok(Format::ArcLis));
-        let e = d("hello world\n").unwrap_err();
+        let e = d("hello world\n").expect_err("an error");
         assert!(e.contains("'hello world'"), "{e}");
-        assert!(d("").unwrap_err().contains("empty"));
+        assert!(d("").expect_err("an error").contains("empty"));
     }
 
     #[test]

@@ -274,12 +274,16 @@ fn lines_across_buffer_refills() {
     let mut i: u64 = 0;
     while text.len() < 3 * flashbuf_trace::BUFFER_BYTES + 12345 {
         let page = i * i % 1_000_003 * 977;
-        let op = if i % 5 == 0 { "W" } else { "R" };
+        let op = if i.is_multiple_of(5) { "W" } else { "R" };
         text.push_str(&format!("{op},{page}\n"));
-        if i % 1000 == 0 {
+        if i.is_multiple_of(1000) {
             text.push_str("# checkpoint\n\n");
         }
-        expect.push(if i % 5 == 0 { w(page) } else { r(page) });
+        expect.push(if i.is_multiple_of(5) {
+            w(page)
+        } else {
+            r(page)
+        });
         i += 1;
     }
     let dir = tempfile::tempdir().expect("tempdir");

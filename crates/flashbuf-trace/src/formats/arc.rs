@@ -41,9 +41,11 @@ mod tests {
         assert_eq!(parse(b"5 1 0 0", 0), Ok(Parsed::One(Op::Read, 5)));
         assert_eq!(parse(b"5 3 0 0", 0), Ok(Parsed::Span(Op::Read, 5, 7)));
         assert_eq!(parse(b"5 0 0 0", 0), Ok(Parsed::Skip));
-        assert!(parse(b"5 1 0", 0).unwrap_err().contains("found 3"));
+        assert!(parse(b"5 1 0", 0)
+            .expect_err("an error")
+            .contains("found 3"));
         assert!(parse(b"18446744073709551615 2 0 0", 0)
-            .unwrap_err()
+            .expect_err("an error")
             .contains("overflow"));
     }
 }

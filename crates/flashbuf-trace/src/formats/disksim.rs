@@ -47,9 +47,11 @@ mod tests {
             parse(b"0.5\t0  8 16 1", 4096),
             Ok(Parsed::Span(Op::Read, 1, 2))
         );
-        assert!(parse(b"1 2 3 4", 4096).unwrap_err().contains("found 4"));
+        assert!(parse(b"1 2 3 4", 4096)
+            .expect_err("an error")
+            .contains("found 4"));
         assert!(parse(b"1 2 3 4 x", 4096)
-            .unwrap_err()
+            .expect_err("an error")
             .contains("expected flags, found 'x'"));
     }
 }

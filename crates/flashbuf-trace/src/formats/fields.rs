@@ -171,7 +171,7 @@ mod tests {
         assert_eq!(parse_u64(b""), None);
         assert_eq!(parse_u64(b"-1"), None);
         assert!(expect_u64(b"99999999999999999999", "a page")
-            .unwrap_err()
+            .expect_err("an error")
             .contains("too large"));
         assert!(expect_number(b"0.5517", "t").is_ok());
         assert!(expect_number(b".", "t").is_err());

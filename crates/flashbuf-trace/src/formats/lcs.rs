@@ -81,10 +81,10 @@ mod tests {
         assert_eq!(parse(b"1,5,0x12,512,8", 4096), Ok(Parsed::Skip));
         assert_eq!(parse(b"1,5,88,0,8", 4096), Ok(Parsed::One(Op::Read, 1)));
         assert!(parse(b"1,5,zz,0,8", 4096)
-            .unwrap_err()
+            .expect_err("an error")
             .contains("SCSI opcode"));
         assert!(parse(b"1,5,2a,x,8", 4096)
-            .unwrap_err()
+            .expect_err("an error")
             .contains("expected a size in bytes, found 'x'"));
         assert!(is_header(b"version,time,op,size,lbn"));
         assert_eq!(parse_hex_op(b"0XAA"), Some(0xaa));

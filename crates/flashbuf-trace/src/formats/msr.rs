@@ -62,10 +62,10 @@ mod tests {
             Ok(Parsed::One(Op::Write, 1))
         );
         assert!(parse(b"1,hm,1,Trim,0,1,1", 4096)
-            .unwrap_err()
+            .expect_err("an error")
             .contains("expected type Read or Write, found 'Trim'"));
         assert!(parse(b"1,hm,1,Read,0,1", 4096)
-            .unwrap_err()
+            .expect_err("an error")
             .contains("found 6"));
         assert!(is_header(
             b"Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime"

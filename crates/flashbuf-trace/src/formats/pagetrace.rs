@@ -48,15 +48,15 @@ mod tests {
         assert_eq!(parse(b"w, 7 ", 0), Ok(Parsed::One(Op::Write, 7)));
         assert_eq!(parse(b" W , 7", 0), Ok(Parsed::One(Op::Write, 7)));
         assert_eq!(
-            parse(b"X,1", 0).unwrap_err(),
+            parse(b"X,1", 0).expect_err("an error"),
             "expected op R or W, found 'X'"
         );
         assert_eq!(
-            parse(b"R,1,2", 0).unwrap_err(),
+            parse(b"R,1,2", 0).expect_err("an error"),
             "expected 2 comma-separated fields (op,page), found 3"
         );
         assert_eq!(
-            parse(b"R,1x", 0).unwrap_err(),
+            parse(b"R,1x", 0).expect_err("an error"),
             "expected a page number, found '1x'"
         );
         assert!(is_header(b"op,page"));

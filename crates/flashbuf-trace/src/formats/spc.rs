@@ -44,13 +44,13 @@ mod tests {
             Ok(Parsed::Span(Op::Write, 2 << 40, (2 << 40) | 1))
         );
         assert!(parse(b"0,8,4096,x,0.1", 4096)
-            .unwrap_err()
+            .expect_err("an error")
             .contains("expected opcode r or w, found 'x'"));
         assert!(parse(b"16777216,0,1,r,0", 4096)
-            .unwrap_err()
+            .expect_err("an error")
             .contains("ASU 16777216 is too large"));
         assert!(parse(b"0,4294967296000,512,r,0", 512)
-            .unwrap_err()
+            .expect_err("an error")
             .contains("beyond"));
     }
 }
