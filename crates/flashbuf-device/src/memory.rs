@@ -1,11 +1,15 @@
-//! An in-memory device: a growable byte vector behind a lock.
+//! An in-memory device: sparse fixed-size chunks behind a lock.
 
 use crate::{check_range, counters::Counters, Device, DeviceError, IoOp, WriteOp};
 use flashbuf_core::DeviceStats;
 use parking_lot::RwLock;
 
-/// A device whose bytes live in memory. `sync` is a no-op that always succeeds (memory is
-/// as durable as it gets; crash simulation is a wrapper's job).
+/// Bytes per chunk of a [`MemDevice`].
+const CHUNK_BYTES: usize = 1 << 20;
+
+/// A device whose bytes live in memory, in chunks of 1 MiB allocated (zeroed) on first
+/// write: growing the device costs nothing, never-written ranges take no memory and read
+/// as zeros. `sync` is a no-op that always succeeds (crash simulation is a wrapper's job).
 ///
 /// ```
 /// use flashbuf_device::{Device, MemDevice};
@@ -18,61 +22,127 @@ use parking_lot::RwLock;
 /// ```
 #[derive(Debug, Default)]
 pub struct MemDevice {
-    bytes: RwLock<Vec<u8>>,
+    state: RwLock<State>,
     counters: Counters,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    len: u64,
+    chunks: Vec<Option<Box<[u8]>>>,
+}
+
+impl State {
+    fn read(&self, offset: u64, buf: &mut [u8]) {
+        let mut done = 0;
+        while done < buf.len() {
+            let at = offset as usize + done;
+            let (c, o) = (at / CHUNK_BYTES, at % CHUNK_BYTES);
+            let n = (CHUNK_BYTES - o).min(buf.len() - done);
+            match self.chunks.get(c).and_then(|x| x.as_deref()) {
+                Some(chunk) => buf[done..done + n].copy_from_slice(&chunk[o..o + n]),
+                None => buf[done..done + n].fill(0),
+            }
+            done += n;
+        }
+    }
+
+    fn write(&mut self, offset: u64, data: &[u8]) {
+        let mut done = 0;
+        while done < data.len() {
+            let at = offset as usize + done;
+            let (c, o) = (at / CHUNK_BYTES, at % CHUNK_BYTES);
+            let n = (CHUNK_BYTES - o).min(data.len() - done);
+            if c >= self.chunks.len() {
+                self.chunks.resize_with(c + 1, || None);
+            }
+            let chunk = self.chunks[c].get_or_insert_with(|| vec![0u8; CHUNK_BYTES].into_boxed_slice());
+            chunk[o..o + n].copy_from_slice(&data[done..done + n]);
+            done += n;
+        }
+    }
+
+    fn set_len(&mut self, len: u64) {
+        if len < self.len {
+            // Forget whole chunks beyond the end and zero the tail of the last one, so a
+            // later growth reads zeros there.
+            let keep = (len as usize).div_ceil(CHUNK_BYTES);
+            self.chunks.truncate(keep);
+            let tail = len as usize % CHUNK_BYTES;
+            if tail != 0 {
+                if let Some(Some(last)) = self.chunks.last_mut() {
+                    last[tail..].fill(0);
+                }
+            }
+        }
+        self.len = len;
+    }
 }
 
 impl MemDevice {
     /// A zeroed device of `len` bytes.
     pub fn new(len: u64) -> Self {
         Self {
-            bytes: RwLock::new(vec![0u8; len as usize]),
+            state: RwLock::new(State {
+                len,
+                chunks: Vec::new(),
+            }),
             counters: Counters::default(),
         }
     }
 
     /// A copy of all bytes (for tests and crash images).
     pub fn snapshot(&self) -> Vec<u8> {
-        self.bytes.read().clone()
+        let s = self.state.read();
+        let mut v = vec![0u8; s.len as usize];
+        s.read(0, &mut v);
+        v
     }
 
     /// A device holding exactly `bytes`.
     pub fn from_bytes(bytes: Vec<u8>) -> Self {
+        let mut s = State {
+            len: bytes.len() as u64,
+            chunks: Vec::new(),
+        };
+        s.write(0, &bytes);
         Self {
-            bytes: RwLock::new(bytes),
+            state: RwLock::new(s),
             counters: Counters::default(),
         }
+    }
+
+    /// Bytes of memory the chunks hold.
+    pub fn resident_bytes(&self) -> u64 {
+        let s = self.state.read();
+        s.chunks.iter().flatten().count() as u64 * CHUNK_BYTES as u64
     }
 }
 
 impl Device for MemDevice {
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
-        let bytes = self.bytes.read();
-        check_range(IoOp::Read, offset, buf.len(), bytes.len() as u64)?;
-        let at = offset as usize;
-        buf.copy_from_slice(&bytes[at..at + buf.len()]);
+        let s = self.state.read();
+        check_range(IoOp::Read, offset, buf.len(), s.len)?;
+        s.read(offset, buf);
         self.counters.read(buf.len());
         Ok(())
     }
 
     fn write_at(&self, offset: u64, buf: &[u8]) -> Result<(), DeviceError> {
-        let mut bytes = self.bytes.write();
-        check_range(IoOp::Write, offset, buf.len(), bytes.len() as u64)?;
-        let at = offset as usize;
-        bytes[at..at + buf.len()].copy_from_slice(buf);
+        let mut s = self.state.write();
+        check_range(IoOp::Write, offset, buf.len(), s.len)?;
+        s.write(offset, buf);
         self.counters.write(buf.len());
         Ok(())
     }
 
     fn write_batch(&self, ops: &[WriteOp<'_>]) -> Result<(), DeviceError> {
-        let mut bytes = self.bytes.write();
-        let len = bytes.len() as u64;
+        let mut s = self.state.write();
         for op in ops {
-            check_range(IoOp::Write, op.offset, op.data.len(), len)?;
+            check_range(IoOp::Write, op.offset, op.data.len(), s.len)?;
         }
         for op in ops {
-            let at = op.offset as usize;
-            bytes[at..at + op.data.len()].copy_from_slice(op.data);
+            s.write(op.offset, op.data);
             self.counters.write(op.data.len());
         }
         Ok(())
@@ -84,13 +154,13 @@ impl Device for MemDevice {
     }
 
     fn len(&self) -> u64 {
-        self.bytes.read().len() as u64
+        self.state.read().len
     }
 
     fn set_len(&self, len: u64) -> Result<(), DeviceError> {
-        let len = usize::try_from(len)
+        usize::try_from(len)
             .map_err(|_| DeviceError::Config(format!("{len} bytes do not fit in memory")))?;
-        self.bytes.write().resize(len, 0);
+        self.state.write().set_len(len);
         Ok(())
     }
 
@@ -126,12 +196,34 @@ mod tests {
     }
 
     #[test]
-    fn set_len_grows_with_zeros() {
+    fn set_len_grows_with_zeros_and_shrink_forgets() {
         let d = MemDevice::new(0);
         d.set_len(10).unwrap();
         let mut b = [1u8; 10];
         d.read_at(0, &mut b).unwrap();
         assert_eq!(b, [0; 10]);
         assert_eq!(d.stats().reads, 1);
+        d.write_at(0, &[7; 10]).unwrap();
+        d.set_len(5).unwrap();
+        d.set_len(10).unwrap();
+        d.read_at(0, &mut b).unwrap();
+        assert_eq!(b, [7, 7, 7, 7, 7, 0, 0, 0, 0, 0]);
+    }
+
+    #[test]
+    fn writes_across_chunk_boundaries_and_sparse_growth() {
+        let d = MemDevice::new(0);
+        d.set_len(64 << 20).unwrap();
+        assert_eq!(d.resident_bytes(), 0);
+        let data: Vec<u8> = (0..3000u32).map(|i| i as u8).collect();
+        let at = (CHUNK_BYTES - 1000) as u64;
+        d.write_at(at, &data).unwrap();
+        let mut back = vec![0u8; 3000];
+        d.read_at(at, &mut back).unwrap();
+        assert_eq!(back, data);
+        assert_eq!(d.resident_bytes(), 2 * CHUNK_BYTES as u64);
+        let round = MemDevice::from_bytes(d.snapshot());
+        round.read_at(at, &mut back).unwrap();
+        assert_eq!(back, data);
     }
 }

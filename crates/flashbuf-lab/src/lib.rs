@@ -1,1 +1,24 @@
-//! placeholder
+//! The flashbuf lab: builds any policy × store × device from names, replays traces through
+//! them with an integrity oracle, and reports (design.md §7–8).
+//!
+//! - [`spec`]: the `NAME[:key=value,...]` grammar.
+//! - [`registry`]: names to devices, stores and policies.
+//! - [`feed`]: the trace reader thread and the dense address map.
+//! - [`scan`]: a preparatory pass (distinct pages, sizes).
+//! - [`replay`]: one run; [`compare`]: a matrix of runs.
+//! - [`oracle`]: synthesized page contents and their verification.
+//! - [`result`]: the run result (JSON fields of §8), table and CSV.
+
+pub mod compare;
+mod error;
+pub mod feed;
+pub mod oracle;
+pub mod registry;
+pub mod replay;
+pub mod result;
+pub mod scan;
+pub mod spec;
+
+pub use error::LabError;
+pub use replay::{run, BufferSize, RunConfig};
+pub use result::RunResult;

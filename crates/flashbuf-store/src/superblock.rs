@@ -74,7 +74,7 @@ impl Superblock {
         b[48..56].copy_from_slice(&self.salt.to_le_bytes());
         b[56..60].copy_from_slice(&(self.extra.len() as u32).to_le_bytes());
         b[60..60 + self.extra.len()].copy_from_slice(&self.extra);
-        let c = crc32c::crc32c(&b[..Self::BYTES - 4]);
+        let c = flashbuf_core::page::crc32c(&b[..Self::BYTES - 4]);
         b[Self::BYTES - 4..].copy_from_slice(&c.to_le_bytes());
         Ok(b)
     }
@@ -98,7 +98,7 @@ impl Superblock {
             ));
         }
         let stored = u32::from_le_bytes([b[4092], b[4093], b[4094], b[4095]]);
-        let computed = crc32c::crc32c(&b[..Self::BYTES - 4]);
+        let computed = flashbuf_core::page::crc32c(&b[..Self::BYTES - 4]);
         if stored != computed {
             return refuse(format!(
                 "superblock checksum mismatch (stored {stored:#010x}, computed {computed:#010x}): the store is corrupt"

@@ -1,0 +1,74 @@
+//! A matrix of runs: every policy × store × device × buffer size on one trace.
+
+use crate::replay::{run, BufferSize, RunConfig};
+use crate::result::RunResult;
+use crate::scan::{scan_trace, TraceScan};
+use crate::spec::Spec;
+use crate::LabError;
+
+/// The axes of a comparison; every other setting comes from `base`.
+#[derive(Debug, Clone)]
+pub struct Matrix {
+    /// Template for each run (its policy/store/device/buffer are replaced).
+    pub base: RunConfig,
+    /// Policies.
+    pub policies: Vec<Spec>,
+    /// Stores.
+    pub stores: Vec<Spec>,
+    /// Devices.
+    pub devices: Vec<Spec>,
+    /// Buffer sizes.
+    pub buffers: Vec<BufferSize>,
+}
+
+impl Matrix {
+    /// Number of runs.
+    pub fn len(&self) -> usize {
+        self.policies.len() * self.stores.len() * self.devices.len() * self.buffers.len()
+    }
+
+    /// Whether the matrix is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The run configurations, devices outermost, then stores, buffers, policies.
+    pub fn configs(&self) -> Vec<RunConfig> {
+        let mut v = Vec::with_capacity(self.len());
+        for d in &self.devices {
+            for s in &self.stores {
+                for &b in &self.buffers {
+                    for p in &self.policies {
+                        let mut c = self.base.clone();
+                        c.device = d.clone();
+                        c.store = s.clone();
+                        c.buffer = b;
+                        c.policy = p.clone();
+                        v.push(c);
+                    }
+                }
+            }
+        }
+        v
+    }
+}
+
+/// Runs the matrix. The trace is scanned once if any run needs it. `on_done` sees each
+/// result as it completes (for progress output).
+pub fn compare(m: &Matrix, mut on_done: impl FnMut(&RunResult)) -> Result<Vec<RunResult>, LabError> {
+    let b = &m.base;
+    let scan: Option<TraceScan> = if m.buffers.iter().any(|b| matches!(b, BufferSize::Ratio(_)))
+        || m.devices.iter().any(|d| d.name == "sim")
+    {
+        Some(scan_trace(&b.trace, b.format, b.page_size as u32, b.limit_refs)?)
+    } else {
+        None
+    };
+    let mut out = Vec::with_capacity(m.len());
+    for c in m.configs() {
+        let r = run(&c, scan.as_ref())?;
+        on_done(&r);
+        out.push(r);
+    }
+    Ok(out)
+}

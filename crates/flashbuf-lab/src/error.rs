@@ -1,0 +1,34 @@
+//! The lab's umbrella error.
+
+use flashbuf_device::DeviceError;
+use flashbuf_pool::PoolError;
+use flashbuf_store::StoreError;
+use flashbuf_trace::TraceError;
+use thiserror::Error;
+
+/// Any error a lab command can meet.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum LabError {
+    /// Bad command-line input: unknown name, bad option, impossible size.
+    #[error("{0}")]
+    Usage(String),
+    /// A trace could not be read.
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+    /// A device failed.
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+    /// A store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The buffer pool failed.
+    #[error(transparent)]
+    Pool(#[from] PoolError),
+    /// Writing output failed.
+    #[error("output: {0}")]
+    Output(#[from] std::io::Error),
+    /// An invariant check (`--paranoid`) failed.
+    #[error("invariant violated: {0}")]
+    Invariant(String),
+}

@@ -1,0 +1,168 @@
+//! Builds devices, stores and policies from their names (design.md §7). Adding a component
+//! means one arm here, plus its own file and a golden-test row.
+
+use crate::spec::Spec;
+use crate::LabError;
+use flashbuf_device::{CostDevice, Device, FileDevice, FileDeviceOptions, LatencyModel, MemDevice};
+use flashbuf_pool::policy::{Lru, Policy};
+use flashbuf_store::{DirectStore, DirectStoreConfig, PageStore};
+use std::path::PathBuf;
+
+/// Device names.
+pub const DEVICE_NAMES: &[&str] = &["memory", "cost", "file:PATH"];
+/// Store names.
+pub const STORE_NAMES: &[&str] = &["direct"];
+/// Policy names.
+pub const POLICY_NAMES: &[&str] = &["none", "lru"];
+
+/// What the lab knows when it builds components for one run.
+#[derive(Debug, Clone)]
+pub struct BuildContext {
+    /// Page size in bytes.
+    pub page_size: usize,
+    /// Dense pages the trace touches (capacity hint; 0 if unknown).
+    pub data_pages: u64,
+    /// Seed of the run.
+    pub seed: u64,
+}
+
+impl BuildContext {
+    /// Bytes the data of the trace needs on a device.
+    pub fn data_bytes(&self) -> u64 {
+        self.data_pages * self.page_size as u64
+    }
+}
+
+fn unknown(kind: &str, name: &str, valid: &[&str]) -> LabError {
+    LabError::Usage(format!(
+        "unknown {kind} '{name}'; valid names: {}",
+        valid.join(", ")
+    ))
+}
+
+/// A device built for a run, and a file to remove after it (for `file:` devices the lab
+/// created).
+pub struct BuiltDevice {
+    /// The device.
+    pub device: Box<dyn Device>,
+    /// A file the lab created and removes when the run is over.
+    pub cleanup: Option<PathBuf>,
+}
+
+/// Builds the device named by `spec`.
+pub fn build_device(spec: &Spec, _ctx: &BuildContext) -> Result<BuiltDevice, LabError> {
+    let device: Box<dyn Device> = match spec.name.as_str() {
+        "memory" => {
+            spec.allow(&[])?;
+            Box::new(MemDevice::new(0))
+        }
+        "cost" => {
+            spec.allow(&["read_us", "write_us", "sync_us"])?;
+            let m = LatencyModel {
+                latency_read_us: spec.get("read_us", 100.0)?,
+                latency_write_us: spec.get("write_us", 1000.0)?,
+                latency_sync_us: spec.get("sync_us", 0.0)?,
+            };
+            Box::new(CostDevice::new(MemDevice::new(0), m))
+        }
+        "file" => {
+            spec.allow(&["direct", "overwrite"])?;
+            let path = PathBuf::from(spec.arg.clone().unwrap_or_default());
+            let overwrite: bool = spec.get("overwrite", false)?;
+            let existed = path.exists();
+            if existed && !overwrite && std::fs::metadata(&path).map(|m| m.len() > 0).unwrap_or(false) {
+                return Err(LabError::Usage(format!(
+                    "{} exists and is not empty; the run would overwrite it (add :overwrite=true)",
+                    path.display()
+                )));
+            }
+            let opts = FileDeviceOptions {
+                direct: spec.get("direct", false)?,
+                ..FileDeviceOptions::default()
+            };
+            let d = FileDevice::open(&path, opts)?;
+            return Ok(BuiltDevice {
+                device: Box::new(d),
+                cleanup: (!existed).then_some(path),
+            });
+        }
+        other => return Err(unknown("device", other, DEVICE_NAMES)),
+    };
+    Ok(BuiltDevice {
+        device,
+        cleanup: None,
+    })
+}
+
+/// Builds (formats) a fresh store named by `spec` on `device`.
+pub fn build_store(
+    spec: &Spec,
+    device: Box<dyn Device>,
+    ctx: &BuildContext,
+) -> Result<Box<dyn PageStore>, LabError> {
+    match spec.name.as_str() {
+        "direct" => {
+            spec.allow(&["grow"])?;
+            let cfg = DirectStoreConfig {
+                page_size: ctx.page_size,
+                grow_bytes: spec.get_bytes("grow", 64 << 20)?,
+            };
+            Ok(Box::new(DirectStore::create(device, cfg)?))
+        }
+        other => Err(unknown("store", other, STORE_NAMES)),
+    }
+}
+
+/// Builds the policy named by `spec` for `frames` frames; `None` for `none` (pass-through:
+/// every reference goes straight to the store).
+pub fn build_policy(
+    spec: &Spec,
+    frames: usize,
+    _ctx: &BuildContext,
+) -> Result<Option<Box<dyn Policy>>, LabError> {
+    match spec.name.as_str() {
+        "none" => {
+            spec.allow(&[])?;
+            Ok(None)
+        }
+        "lru" => {
+            spec.allow(&[])?;
+            Ok(Some(Box::new(Lru::new(frames))))
+        }
+        other => Err(unknown("policy", other, POLICY_NAMES)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx() -> BuildContext {
+        BuildContext {
+            page_size: 4096,
+            data_pages: 10,
+            seed: 1,
+        }
+    }
+
+    #[test]
+    fn unknown_names_list_the_valid_ones() {
+        let e = build_policy(&Spec::parse("lruu").unwrap(), 4, &ctx()).err().unwrap();
+        assert!(e.to_string().contains("unknown policy 'lruu'; valid names: none, lru"), "{e}");
+        let e = build_device(&Spec::parse("ssd").unwrap(), &ctx()).err().unwrap();
+        assert!(e.to_string().contains("memory"), "{e}");
+        let e = build_policy(&Spec::parse("lru:x=1").unwrap(), 4, &ctx()).err().unwrap();
+        assert!(e.to_string().contains("unknown option 'x'"), "{e}");
+    }
+
+    #[test]
+    fn file_device_refuses_to_overwrite() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        std::fs::write(&p, b"precious").unwrap();
+        let spec = Spec::parse(&format!("file:{}", p.display())).unwrap();
+        let e = build_device(&spec, &ctx()).err().unwrap();
+        assert!(e.to_string().contains("overwrite=true"), "{e}");
+        assert_eq!(std::fs::read(&p).unwrap(), b"precious");
+    }
+}

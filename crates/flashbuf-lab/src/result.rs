@@ -1,0 +1,264 @@
+//! The result of one run (design.md §8) and its renderings: table, CSV, JSON.
+
+use crate::replay::RunConfig;
+use flashbuf_core::DeviceStats;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// One run's figures. The first fields are the contract of design.md §8; the rest are
+/// additions.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct RunResult {
+    /// Policy name with options.
+    pub policy: String,
+    /// Store name with options.
+    pub store: String,
+    /// Device name with options.
+    pub device: String,
+    /// Frames in the pool (0 in pass-through mode).
+    pub buffer_pages: usize,
+    /// Page size in bytes.
+    pub page_size: usize,
+    /// Trace path.
+    pub trace: String,
+    /// References replayed.
+    pub references: u64,
+    /// References that found their page in the pool.
+    pub hits: u64,
+    /// References that did not (every reference in pass-through mode).
+    pub misses: u64,
+    /// Pages the pool read from the store.
+    pub page_reads: u64,
+    /// Pages the pool wrote to the store during the replay (no final flush).
+    pub page_writes: u64,
+    /// Read I/Os that reached the device.
+    pub device_reads: u64,
+    /// Write I/Os that reached the device (staging, logging and GC traffic included).
+    pub device_writes: u64,
+    /// Device time in microseconds (virtual on simulated devices, measured on real ones).
+    pub device_time_us: f64,
+    /// `device_time_us / references`.
+    pub io_cost: f64,
+    /// CPU seconds of the run (all threads, trace reading included).
+    pub cpu_time_s: f64,
+    /// References per wall-clock second of the whole replay, trace reading and
+    /// decompression included.
+    pub refs_per_s: f64,
+    /// Flash erases.
+    pub erases: u64,
+    /// Flash write amplification (1.0 where not applicable).
+    pub write_amplification: f64,
+    /// References whose page bytes were not what the last write left.
+    pub verify_errors: u64,
+    // ---- additions ----
+    /// Seed of the run.
+    pub seed: u64,
+    /// Trace format read.
+    pub format: String,
+    /// Distinct pages referenced.
+    pub distinct_pages: u64,
+    /// Evictions of dirty pages.
+    pub dirty_evictions: u64,
+    /// Batched (clustered) write-backs.
+    pub write_batches: u64,
+    /// Pages written by the final flush after the replay (not in `page_writes`).
+    pub flush_writes: u64,
+    /// Wall-clock seconds of the replay.
+    pub wall_time_s: f64,
+    /// Seconds of the preparatory trace scan, when one was needed (not in `refs_per_s`).
+    pub scan_time_s: f64,
+    /// Bytes read from the device.
+    pub device_read_bytes: u64,
+    /// Bytes written to the device.
+    pub device_written_bytes: u64,
+    /// Device syncs.
+    pub device_syncs: u64,
+    /// Pool metadata per frame besides the page bytes.
+    pub metadata_bytes_per_frame: f64,
+    /// Peak resident memory of the process so far, bytes.
+    pub max_rss_bytes: u64,
+    /// Figures the policy reports.
+    pub policy_report: BTreeMap<String, f64>,
+    /// The first verify error, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_verify_error: Option<String>,
+}
+
+impl RunResult {
+    /// A result with the configuration and the timing and device fields filled.
+    pub fn new(
+        cfg: &RunConfig,
+        frames: usize,
+        references: u64,
+        wall_s: f64,
+        cpu_s: f64,
+        dev: DeviceStats,
+    ) -> Self {
+        Self {
+            policy: cfg.policy.to_string(),
+            store: cfg.store.to_string(),
+            device: cfg.device.to_string(),
+            buffer_pages: frames,
+            page_size: cfg.page_size,
+            trace: cfg.trace.display().to_string(),
+            references,
+            device_reads: dev.reads,
+            device_writes: dev.writes,
+            device_time_us: dev.device_time_us,
+            io_cost: if references > 0 {
+                dev.device_time_us / references as f64
+            } else {
+                0.0
+            },
+            cpu_time_s: cpu_s,
+            refs_per_s: if wall_s > 0.0 {
+                references as f64 / wall_s
+            } else {
+                0.0
+            },
+            erases: dev.erases,
+            write_amplification: dev.write_amplification(),
+            seed: cfg.seed,
+            wall_time_s: wall_s,
+            device_read_bytes: dev.read_bytes,
+            device_written_bytes: dev.written_bytes,
+            device_syncs: dev.syncs,
+            max_rss_bytes: max_rss_bytes(),
+            ..Self::default()
+        }
+    }
+}
+
+/// Peak resident set size of this process, in bytes (0 where unknown).
+pub fn max_rss_bytes() -> u64 {
+    let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage fills the struct we own.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, ru.as_mut_ptr()) };
+    if rc != 0 {
+        return 0;
+    }
+    // SAFETY: initialised by the successful call.
+    let ru = unsafe { ru.assume_init() };
+    ru.ru_maxrss.max(0) as u64 * 1024
+}
+
+fn human(n: f64) -> String {
+    if n >= 1e9 {
+        format!("{:.2}G", n / 1e9)
+    } else if n >= 1e6 {
+        format!("{:.2}M", n / 1e6)
+    } else if n >= 1e4 {
+        format!("{:.1}k", n / 1e3)
+    } else if n == n.trunc() {
+        format!("{n}")
+    } else {
+        format!("{n:.3}")
+    }
+}
+
+const COLUMNS: &[&str] = &[
+    "policy", "store", "device", "buffer", "refs", "hits", "misses", "reads", "writes", "dev_reads",
+    "dev_writes", "dev_time_s", "io_cost_us", "erases", "WA", "refs/s", "verify",
+];
+
+fn row(r: &RunResult) -> Vec<String> {
+    vec![
+        r.policy.clone(),
+        r.store.clone(),
+        r.device.clone(),
+        r.buffer_pages.to_string(),
+        human(r.references as f64),
+        r.hits.to_string(),
+        r.misses.to_string(),
+        r.page_reads.to_string(),
+        r.page_writes.to_string(),
+        r.device_reads.to_string(),
+        r.device_writes.to_string(),
+        format!("{:.3}", r.device_time_us / 1e6),
+        format!("{:.3}", r.io_cost),
+        r.erases.to_string(),
+        format!("{:.2}", r.write_amplification),
+        human(r.refs_per_s.round()),
+        r.verify_errors.to_string(),
+    ]
+}
+
+/// A plain-text table of `runs`, columns aligned.
+pub fn table(runs: &[RunResult]) -> String {
+    let rows: Vec<Vec<String>> = runs.iter().map(row).collect();
+    let mut widths: Vec<usize> = COLUMNS.iter().map(|c| c.len()).collect();
+    for r in &rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.len());
+        }
+    }
+    let mut out = String::new();
+    let line = |out: &mut String, cells: &[String]| {
+        for (i, (c, w)) in cells.iter().zip(&widths).enumerate() {
+            // Text columns left-aligned, numbers right-aligned.
+            if i < 3 {
+                let _ = write!(out, "{c:<w$}  ");
+            } else {
+                let _ = write!(out, "{c:>w$}  ");
+            }
+        }
+        out.truncate(out.trim_end().len());
+        out.push('\n');
+    };
+    line(&mut out, &COLUMNS.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    for r in &rows {
+        line(&mut out, r);
+    }
+    out
+}
+
+/// CSV of `runs` with every §8 field.
+pub fn csv(runs: &[RunResult]) -> String {
+    let mut out = String::from(
+        "policy,store,device,buffer_pages,page_size,trace,references,hits,misses,page_reads,page_writes,device_reads,device_writes,device_time_us,io_cost,cpu_time_s,refs_per_s,erases,write_amplification,verify_errors\n",
+    );
+    let q = |s: &str| {
+        if s.contains([',', '"']) {
+            format!("\"{}\"", s.replace('"', "\"\""))
+        } else {
+            s.to_string()
+        }
+    };
+    for r in runs {
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{:.1},{:.4},{:.3},{:.0},{},{:.4},{}",
+            q(&r.policy),
+            q(&r.store),
+            q(&r.device),
+            r.buffer_pages,
+            r.page_size,
+            q(&r.trace),
+            r.references,
+            r.hits,
+            r.misses,
+            r.page_reads,
+            r.page_writes,
+            r.device_reads,
+            r.device_writes,
+            r.device_time_us,
+            r.io_cost,
+            r.cpu_time_s,
+            r.refs_per_s,
+            r.erases,
+            r.write_amplification,
+            r.verify_errors
+        );
+    }
+    out
+}
+
+/// `{"runs": [...]}` as pretty JSON.
+pub fn json(runs: &[RunResult]) -> String {
+    #[derive(Serialize)]
+    struct Doc<'a> {
+        runs: &'a [RunResult],
+    }
+    serde_json::to_string_pretty(&Doc { runs }).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+}
