@@ -217,14 +217,25 @@ fn check_ratio(r: f64) -> Result<f64, LabError> {
     if r > 0.0 && r <= 1.0 {
         Ok(r)
     } else {
-        Err(LabError::Usage(format!("--buffer-ratio {r} must be in (0, 1]")))
+        Err(LabError::Usage(format!(
+            "--buffer-ratio {r} must be in (0, 1]"
+        )))
     }
 }
 
-fn specs(repeated: &[String], short: &Option<String>, default: &[&str]) -> Result<Vec<Spec>, LabError> {
+fn specs(
+    repeated: &[String],
+    short: &Option<String>,
+    default: &[&str],
+) -> Result<Vec<Spec>, LabError> {
     let mut names: Vec<String> = repeated.to_vec();
     if let Some(s) = short {
-        names.extend(s.split(',').map(str::trim).filter(|x| !x.is_empty()).map(String::from));
+        names.extend(
+            s.split(',')
+                .map(str::trim)
+                .filter(|x| !x.is_empty())
+                .map(String::from),
+        );
     }
     if names.is_empty() {
         names = default.iter().map(|s| s.to_string()).collect();
@@ -233,12 +244,20 @@ fn specs(repeated: &[String], short: &Option<String>, default: &[&str]) -> Resul
 }
 
 fn cmd_compare(a: CompareArgs) -> Result<ExitCode, LabError> {
-    let mut buffers: Vec<BufferSize> = a.buffer_pages.iter().map(|&n| BufferSize::Pages(n)).collect();
+    let mut buffers: Vec<BufferSize> = a
+        .buffer_pages
+        .iter()
+        .map(|&n| BufferSize::Pages(n))
+        .collect();
     for &r in &a.buffer_ratio {
         buffers.push(BufferSize::Ratio(check_ratio(r)?));
     }
     if buffers.is_empty() {
-        buffers = vec![BufferSize::Ratio(0.01), BufferSize::Ratio(0.03), BufferSize::Ratio(0.10)];
+        buffers = vec![
+            BufferSize::Ratio(0.01),
+            BufferSize::Ratio(0.03),
+            BufferSize::Ratio(0.10),
+        ];
     }
     let base = base_config(&a.common, buffers[0])?;
     let m = Matrix {

@@ -56,7 +56,8 @@ impl State {
             if c >= self.chunks.len() {
                 self.chunks.resize_with(c + 1, || None);
             }
-            let chunk = self.chunks[c].get_or_insert_with(|| vec![0u8; CHUNK_BYTES].into_boxed_slice());
+            let chunk =
+                self.chunks[c].get_or_insert_with(|| vec![0u8; CHUNK_BYTES].into_boxed_slice());
             chunk[o..o + n].copy_from_slice(&data[done..done + n]);
             done += n;
         }

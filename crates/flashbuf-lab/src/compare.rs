@@ -55,12 +55,20 @@ impl Matrix {
 
 /// Runs the matrix. The trace is scanned once if any run needs it. `on_done` sees each
 /// result as it completes (for progress output).
-pub fn compare(m: &Matrix, mut on_done: impl FnMut(&RunResult)) -> Result<Vec<RunResult>, LabError> {
+pub fn compare(
+    m: &Matrix,
+    mut on_done: impl FnMut(&RunResult),
+) -> Result<Vec<RunResult>, LabError> {
     let b = &m.base;
     let scan: Option<TraceScan> = if m.buffers.iter().any(|b| matches!(b, BufferSize::Ratio(_)))
         || m.devices.iter().any(|d| d.name == "sim")
     {
-        Some(scan_trace(&b.trace, b.format, b.page_size as u32, b.limit_refs)?)
+        Some(scan_trace(
+            &b.trace,
+            b.format,
+            b.page_size as u32,
+            b.limit_refs,
+        )?)
     } else {
         None
     };

@@ -70,7 +70,12 @@ pub fn build_device(spec: &Spec, _ctx: &BuildContext) -> Result<BuiltDevice, Lab
             let path = PathBuf::from(spec.arg.clone().unwrap_or_default());
             let overwrite: bool = spec.get("overwrite", false)?;
             let existed = path.exists();
-            if existed && !overwrite && std::fs::metadata(&path).map(|m| m.len() > 0).unwrap_or(false) {
+            if existed
+                && !overwrite
+                && std::fs::metadata(&path)
+                    .map(|m| m.len() > 0)
+                    .unwrap_or(false)
+            {
                 return Err(LabError::Usage(format!(
                     "{} exists and is not empty; the run would overwrite it (add :overwrite=true)",
                     path.display()
@@ -147,11 +152,21 @@ mod tests {
 
     #[test]
     fn unknown_names_list_the_valid_ones() {
-        let e = build_policy(&Spec::parse("lruu").unwrap(), 4, &ctx()).err().unwrap();
-        assert!(e.to_string().contains("unknown policy 'lruu'; valid names: none, lru"), "{e}");
-        let e = build_device(&Spec::parse("ssd").unwrap(), &ctx()).err().unwrap();
+        let e = build_policy(&Spec::parse("lruu").unwrap(), 4, &ctx())
+            .err()
+            .unwrap();
+        assert!(
+            e.to_string()
+                .contains("unknown policy 'lruu'; valid names: none, lru"),
+            "{e}"
+        );
+        let e = build_device(&Spec::parse("ssd").unwrap(), &ctx())
+            .err()
+            .unwrap();
         assert!(e.to_string().contains("memory"), "{e}");
-        let e = build_policy(&Spec::parse("lru:x=1").unwrap(), 4, &ctx()).err().unwrap();
+        let e = build_policy(&Spec::parse("lru:x=1").unwrap(), 4, &ctx())
+            .err()
+            .unwrap();
         assert!(e.to_string().contains("unknown option 'x'"), "{e}");
     }
 

@@ -64,7 +64,8 @@ pub struct RunConfig {
 /// Replays one configuration. `scan` may carry a pre-computed scan of the trace (it is
 /// computed here when the run needs one and none is given).
 pub fn run(cfg: &RunConfig, scan: Option<&TraceScan>) -> Result<RunResult, LabError> {
-    let needs_scan = matches!(cfg.buffer, BufferSize::Ratio(_)) || device_needs_capacity(&cfg.device);
+    let needs_scan =
+        matches!(cfg.buffer, BufferSize::Ratio(_)) || device_needs_capacity(&cfg.device);
     let owned_scan;
     let scan = match scan {
         Some(s) => Some(s),
@@ -115,7 +116,11 @@ pub fn run(cfg: &RunConfig, scan: Option<&TraceScan>) -> Result<RunResult, LabEr
                 r.dirty_evictions = ps.dirty_evictions;
                 r.write_batches = ps.write_batches;
                 r.metadata_bytes_per_frame = pool.metadata_bytes_per_frame();
-                r.policy_report = pool.policy_report().into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+                r.policy_report = pool
+                    .policy_report()
+                    .into_iter()
+                    .map(|(k, v)| (k.to_string(), v))
+                    .collect();
                 r.format = summary.format.to_string();
                 r.flush_writes = pool.flush_all()? as u64;
                 pool.store().sync()?;
@@ -171,7 +176,9 @@ fn progress_bar(cfg: &RunConfig, scan: Option<&TraceScan>) -> ProgressBar {
         None => ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()),
     };
     let style = if total.is_some() {
-        ProgressStyle::with_template("{prefix} [{bar:30}] {human_pos}/{human_len} refs ({per_sec}, {eta})")
+        ProgressStyle::with_template(
+            "{prefix} [{bar:30}] {human_pos}/{human_len} refs ({per_sec}, {eta})",
+        )
     } else {
         ProgressStyle::with_template("{prefix} {spinner} {human_pos} refs ({per_sec})")
     };
@@ -210,7 +217,7 @@ fn replay_pool<S: PageStore>(
         progress.inc(batch.len() as u64);
         feed.recycle(batch);
         batches += 1;
-        if paranoid && batches % 16 == 0 {
+        if paranoid && batches.is_multiple_of(16) {
             pool.check_invariants().map_err(LabError::Invariant)?;
         }
     }
@@ -269,14 +276,22 @@ fn replay_passthrough(
 }
 
 /// Reads every page the oracle saw written straight from the store and checks its stamp.
-fn verify_all(store: &dyn PageStore, oracle: &mut Oracle, page_size: usize) -> Result<(), LabError> {
+fn verify_all(
+    store: &dyn PageStore,
+    oracle: &mut Oracle,
+    page_size: usize,
+) -> Result<(), LabError> {
     let mut buf = AlignedBuf::zeroed(page_size, 4096);
     let written: Vec<(PageId, u32)> = oracle.written().collect();
     for (pid, _) in written {
         match store.read_page(pid, &mut buf) {
             Ok(ReadOutcome::Found) => oracle.check(pid, &buf[HEADER_BYTES..]),
-            Ok(ReadOutcome::Unwritten) => oracle.record_error(format!("{pid} lost: store has never seen it")),
-            Err(StoreError::Corrupt { pid, reason }) => oracle.record_error(format!("{pid} corrupt: {reason}")),
+            Ok(ReadOutcome::Unwritten) => {
+                oracle.record_error(format!("{pid} lost: store has never seen it"))
+            }
+            Err(StoreError::Corrupt { pid, reason }) => {
+                oracle.record_error(format!("{pid} corrupt: {reason}"))
+            }
             Err(e) => return Err(e.into()),
         }
     }
@@ -285,7 +300,10 @@ fn verify_all(store: &dyn PageStore, oracle: &mut Oracle, page_size: usize) -> R
 
 /// CPU seconds used by the process so far (all threads).
 pub fn process_cpu_s() -> f64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: clock_gettime writes into the timespec we own.
     let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
     if rc != 0 {

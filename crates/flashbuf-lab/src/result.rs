@@ -158,8 +158,23 @@ fn human(n: f64) -> String {
 }
 
 const COLUMNS: &[&str] = &[
-    "policy", "store", "device", "buffer", "refs", "hits", "misses", "reads", "writes", "dev_reads",
-    "dev_writes", "dev_time_s", "io_cost_us", "erases", "WA", "refs/s", "verify",
+    "policy",
+    "store",
+    "device",
+    "buffer",
+    "refs",
+    "hits",
+    "misses",
+    "reads",
+    "writes",
+    "dev_reads",
+    "dev_writes",
+    "dev_time_s",
+    "io_cost_us",
+    "erases",
+    "WA",
+    "refs/s",
+    "verify",
 ];
 
 fn row(r: &RunResult) -> Vec<String> {
@@ -206,7 +221,10 @@ pub fn table(runs: &[RunResult]) -> String {
         out.truncate(out.trim_end().len());
         out.push('\n');
     };
-    line(&mut out, &COLUMNS.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    line(
+        &mut out,
+        &COLUMNS.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+    );
     for r in &rows {
         line(&mut out, r);
     }
@@ -260,5 +278,6 @@ pub fn json(runs: &[RunResult]) -> String {
     struct Doc<'a> {
         runs: &'a [RunResult],
     }
-    serde_json::to_string_pretty(&Doc { runs }).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+    serde_json::to_string_pretty(&Doc { runs })
+        .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
 }

@@ -71,8 +71,13 @@ impl Spec {
                         "option '{kv}' of '{text}' is not key=value"
                     )));
                 };
-                if opts.insert(k.trim().to_string(), v.trim().to_string()).is_some() {
-                    return Err(LabError::Usage(format!("option '{k}' given twice in '{text}'")));
+                if opts
+                    .insert(k.trim().to_string(), v.trim().to_string())
+                    .is_some()
+                {
+                    return Err(LabError::Usage(format!(
+                        "option '{k}' given twice in '{text}'"
+                    )));
                 }
             }
         }
@@ -108,9 +113,9 @@ impl Spec {
     {
         match self.opts.get(key) {
             None => Ok(default),
-            Some(v) => v.parse().map_err(|e| {
-                LabError::Usage(format!("option {key}={v} of '{}': {e}", self.name))
-            }),
+            Some(v) => v
+                .parse()
+                .map_err(|e| LabError::Usage(format!("option {key}={v} of '{}': {e}", self.name))),
         }
     }
 
@@ -144,7 +149,9 @@ pub fn parse_bytes(v: &str) -> Result<u64, String> {
     let v = v.trim();
     let split = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
     let (num, unit) = v.split_at(split);
-    let n: u64 = num.parse().map_err(|_| format!("'{v}' is not a byte size"))?;
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("'{v}' is not a byte size"))?;
     let mul = match unit.to_ascii_lowercase().as_str() {
         "" | "b" => 1,
         "k" | "kb" | "kib" => 1 << 10,
@@ -152,7 +159,8 @@ pub fn parse_bytes(v: &str) -> Result<u64, String> {
         "g" | "gb" | "gib" => 1 << 30,
         _ => return Err(format!("unknown size unit '{unit}' in '{v}'")),
     };
-    n.checked_mul(mul).ok_or_else(|| format!("'{v}' is too large"))
+    n.checked_mul(mul)
+        .ok_or_else(|| format!("'{v}' is too large"))
 }
 
 #[cfg(test)]
@@ -162,21 +170,33 @@ mod tests {
     #[test]
     fn parses_names_args_and_options() {
         let s = Spec::parse("lru").unwrap();
-        assert_eq!((s.name.as_str(), s.arg.clone(), s.opts.len()), ("lru", None, 0));
+        assert_eq!(
+            (s.name.as_str(), s.arg.clone(), s.opts.len()),
+            ("lru", None, 0)
+        );
         let s = Spec::parse("file:/tmp/a:b/store:direct=true").unwrap();
         assert_eq!(s.arg.as_deref(), Some("/tmp/a:b/store"));
         assert_eq!(s.opts["direct"], "true");
         let s = Spec::parse("file:/tmp/x").unwrap();
         assert_eq!(s.arg.as_deref(), Some("/tmp/x"));
         assert!(Spec::parse("file").is_err());
-        assert_eq!(Spec::parse("cfdc:window=0.5").unwrap().to_string(), "cfdc:window=0.5");
+        assert_eq!(
+            Spec::parse("cfdc:window=0.5").unwrap().to_string(),
+            "cfdc:window=0.5"
+        );
     }
 
     #[test]
     fn unknown_keys_list_valid_ones() {
         let s = Spec::parse("cfdc:windw=0.5").unwrap();
-        let e = s.allow(&["window", "cluster_size"]).unwrap_err().to_string();
-        assert!(e.contains("unknown option 'windw'") && e.contains("window, cluster_size"), "{e}");
+        let e = s
+            .allow(&["window", "cluster_size"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("unknown option 'windw'") && e.contains("window, cluster_size"),
+            "{e}"
+        );
         assert!(Spec::parse("lru:x").is_err());
         assert!(Spec::parse("lru:a=1,a=2").is_err());
     }
