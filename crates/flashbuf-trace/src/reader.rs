@@ -208,11 +208,11 @@ impl TraceReader {
                 pagetrace::parse,
                 pagetrace::is_header,
             ),
-            Format::Msr => self.fill(out, target, no_fast, msr::parse, msr::is_header),
-            Format::Spc => self.fill(out, target, no_fast, spc::parse, spc::is_header),
-            Format::LcsCsv => self.fill(out, target, no_fast, lcs::parse, lcs::is_header),
-            Format::DiskSim => self.fill(out, target, no_fast, disksim::parse, no_header),
-            Format::ArcLis => self.fill(out, target, no_fast, arc::parse, no_header),
+            Format::Msr => self.fill(out, target, msr::fast, msr::parse, msr::is_header),
+            Format::Spc => self.fill(out, target, spc::fast, spc::parse, spc::is_header),
+            Format::LcsCsv => self.fill(out, target, lcs::fast, lcs::parse, lcs::is_header),
+            Format::DiskSim => self.fill(out, target, disksim::fast, disksim::parse, no_header),
+            Format::ArcLis => self.fill(out, target, arc::fast, arc::parse, no_header),
         };
         let n = out.len() - start;
         match result {
@@ -226,15 +226,15 @@ impl TraceReader {
     }
 
     /// The parsing loop, one instance per format. `fast` may take a common, simple line
-    /// from the front of the unparsed bytes (given at least [`FAST_LOOKAHEAD`] of them)
-    /// before the general path: it returns the reference and the line's length with its
-    /// line break, or `None` to leave the line to `parse`.
+    /// from the front of the unparsed bytes before the general path: it returns what the
+    /// line means and its length with its line break, or `None` to leave the line to
+    /// `parse` (see `formats::scan`).
     #[inline(always)]
     fn fill(
         &mut self,
         out: &mut Vec<PageRef>,
         target: usize,
-        fast: impl Fn(&[u8]) -> Option<(Op, u64, usize)>,
+        fast: impl Fn(&[u8], u64) -> Option<(Parsed, usize)>,
         parse: impl Fn(&[u8], u64) -> Result<Parsed, String>,
         is_header: fn(&[u8]) -> bool,
     ) -> Result<(), TraceError> {
@@ -246,15 +246,21 @@ impl TraceReader {
                 // Local copies keep the loop-carried position in a register.
                 let (mut pos, mut line) = (self.pos, self.line);
                 while out.len() < target && self.end - pos >= FAST_LOOKAHEAD {
-                    let Some((op, page, len)) = fast(&self.buf[pos..self.end]) else {
+                    let Some((parsed, len)) = fast(&self.buf[pos..self.end], self.page_size) else {
                         break;
                     };
                     pos += len;
                     line += 1;
-                    out.push(PageRef {
-                        op,
-                        page: PageId(page),
-                    });
+                    match parsed {
+                        Parsed::One(op, page) => out.push(PageRef {
+                            op,
+                            page: PageId(page),
+                        }),
+                        Parsed::Span(op, first, last) => {
+                            self.emit_span(out, target, op, first, last)
+                        }
+                        Parsed::Skip => self.skipped += 1,
+                    }
                 }
                 (self.pos, self.line) = (pos, line);
                 if out.len() >= target {
@@ -387,16 +393,12 @@ impl TraceReader {
     }
 }
 
-/// Bytes of look-ahead the fast paths may read past the start of a line.
+/// Fewest unparsed bytes for which the fast path is tried (its loads are bounds-checked;
+/// this only avoids failing attempts near the end of the buffer).
 const FAST_LOOKAHEAD: usize = 32;
 
 fn no_header(_: &[u8]) -> bool {
     false
-}
-
-#[inline(always)]
-fn no_fast(_: &[u8]) -> Option<(Op, u64, usize)> {
-    None
 }
 
 /// Position of the first `\n`, eight bytes at a time.
