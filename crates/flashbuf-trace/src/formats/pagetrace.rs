@@ -109,7 +109,6 @@ mod tests {
         }
         for line in [
             "R,",
-            "R,1\r\n",
             "R, 1\n",
             "X,1\n",
             "R,1,2\n",

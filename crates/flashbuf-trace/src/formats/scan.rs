@@ -153,10 +153,13 @@ impl<'a> Scan<'a> {
         }
     }
 
-    /// The line break `\n`; returns the length of the line including it.
+    /// The line break, `\n` or `\r\n`; returns the length of the line including it.
     #[inline(always)]
     pub(crate) fn end(&mut self) -> Option<usize> {
-        self.byte(b'\n')?;
+        if self.byte(b'\n').is_none() {
+            self.byte(b'\r')?;
+            self.byte(b'\n')?;
+        }
         Some(self.i)
     }
 }
@@ -248,5 +251,7 @@ mod tests {
         assert_eq!(Scan::new(b"hm\n,").text(b','), None);
         assert_eq!(Scan::new(b"f,").hex_byte(), Some(0xf));
         assert_eq!(Scan::new(b"0x,").hex_byte(), None);
+        assert_eq!(Scan::new(b"\r\n").end(), Some(2));
+        assert_eq!(Scan::new(b"\r\r\n").end(), None);
     }
 }
