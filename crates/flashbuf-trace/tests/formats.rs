@@ -302,6 +302,13 @@ fn lines_across_buffer_refills() {
 }
 
 #[test]
+fn reader_can_move_to_another_thread() {
+    fn is_send<T: Send>() {}
+    is_send::<TraceReader>();
+    is_send::<TraceError>();
+}
+
+#[test]
 fn format_names() {
     for f in Format::ALL {
         assert_eq!(f.to_string().parse::<Format>(), Ok(f));
