@@ -412,7 +412,7 @@ fn truncated_compressed_streams_are_errors() {
         );
         let msg = err.to_string();
         assert!(
-            msg.contains(name) && msg.contains("truncated or corrupt"),
+            msg.contains(name) && msg.contains("stream is truncated or corrupt (after line "),
             "{msg}"
         );
         assert!(out.len() < 200_000);
