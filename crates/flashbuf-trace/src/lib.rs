@@ -6,6 +6,15 @@
 //! ([`TraceReader::next_batch`]) or one by one (its [`Iterator`] impl). It reads through
 //! one 1 MiB buffer and parses bytes by hand, without allocating per line.
 //!
+//! # Speed
+//!
+//! Each format has a fast path that reads a common, well-formed line straight from the
+//! buffer, eight digits at a time; any other line (spaces around fields, other
+//! spellings, errors) goes to the format's general parser, which accepts the same lines
+//! with the same result and words the errors. The page trace of TPC-C
+//! (`tpcc-pg15-w4.pagetrace.csv.zst`, 5.1 M references, 60 MB of text) reads in about
+//! 80 ms on one core, zstd decompression included: see `examples/read_speed.rs`.
+//!
 //! # Formats
 //!
 //! | name (`--format`) | [`Format`] | line | addresses |

@@ -201,12 +201,18 @@ impl TraceReader {
         let start = out.len();
         let target = start.saturating_add(max);
         let result = match self.format {
-            Format::PageTrace => self.fill(out, target, pagetrace::parse, pagetrace::is_header),
-            Format::Msr => self.fill(out, target, msr::parse, msr::is_header),
-            Format::Spc => self.fill(out, target, spc::parse, spc::is_header),
-            Format::LcsCsv => self.fill(out, target, lcs::parse, lcs::is_header),
-            Format::DiskSim => self.fill(out, target, disksim::parse, no_header),
-            Format::ArcLis => self.fill(out, target, arc::parse, no_header),
+            Format::PageTrace => self.fill(
+                out,
+                target,
+                pagetrace::fast,
+                pagetrace::parse,
+                pagetrace::is_header,
+            ),
+            Format::Msr => self.fill(out, target, msr::fast, msr::parse, msr::is_header),
+            Format::Spc => self.fill(out, target, spc::fast, spc::parse, spc::is_header),
+            Format::LcsCsv => self.fill(out, target, lcs::fast, lcs::parse, lcs::is_header),
+            Format::DiskSim => self.fill(out, target, disksim::fast, disksim::parse, no_header),
+            Format::ArcLis => self.fill(out, target, arc::fast, arc::parse, no_header),
         };
         let n = out.len() - start;
         match result {
@@ -219,12 +225,16 @@ impl TraceReader {
         }
     }
 
-    /// The parsing loop, one instance per format.
+    /// The parsing loop, one instance per format. `fast` may take a common, simple line
+    /// from the front of the unparsed bytes before the general path: it returns what the
+    /// line means and its length with its line break, or `None` to leave the line to
+    /// `parse` (see `formats::scan`).
     #[inline(always)]
     fn fill(
         &mut self,
         out: &mut Vec<PageRef>,
         target: usize,
+        fast: impl Fn(&[u8], u64) -> Option<(Parsed, usize)>,
         parse: impl Fn(&[u8], u64) -> Result<Parsed, String>,
         is_header: fn(&[u8]) -> bool,
     ) -> Result<(), TraceError> {
@@ -232,6 +242,31 @@ impl TraceReader {
             self.emit_span(out, target, op, next, last);
         }
         while out.len() < target {
+            if !self.header_pending {
+                // Local copies keep the loop-carried position in a register.
+                let (mut pos, mut line) = (self.pos, self.line);
+                while out.len() < target && self.end - pos >= FAST_LOOKAHEAD {
+                    let Some((parsed, len)) = fast(&self.buf[pos..self.end], self.page_size) else {
+                        break;
+                    };
+                    pos += len;
+                    line += 1;
+                    match parsed {
+                        Parsed::One(op, page) => out.push(PageRef {
+                            op,
+                            page: PageId(page),
+                        }),
+                        Parsed::Span(op, first, last) => {
+                            self.emit_span(out, target, op, first, last)
+                        }
+                        Parsed::Skip => self.skipped += 1,
+                    }
+                }
+                (self.pos, self.line) = (pos, line);
+                if out.len() >= target {
+                    break;
+                }
+            }
             let rest = &self.buf[self.pos..self.end];
             let (line, had_newline) = match find_newline(rest) {
                 Some(i) => {
@@ -357,6 +392,10 @@ impl TraceReader {
         }
     }
 }
+
+/// Fewest unparsed bytes for which the fast path is tried (its loads are bounds-checked;
+/// this only avoids failing attempts near the end of the buffer).
+const FAST_LOOKAHEAD: usize = 32;
 
 fn no_header(_: &[u8]) -> bool {
     false

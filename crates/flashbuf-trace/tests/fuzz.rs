@@ -102,3 +102,94 @@ proptest! {
         drain(compressed[..cut].to_vec(), format, 4096);
     }
 }
+
+/// One line of a generated page trace, and what the reader must make of it.
+#[derive(Clone, Debug)]
+enum Line {
+    Valid { write: bool, page: u64, style: u8 },
+    Comment,
+    Blank,
+    Bad { page: u64, kind: u8 },
+}
+
+impl Line {
+    fn text(&self) -> String {
+        match *self {
+            Line::Valid { write, page, style } => {
+                let op = if write { "W" } else { "R" };
+                match style % 4 {
+                    0 | 1 => format!("{op},{page}"),
+                    2 => format!("{op},{page}\r"),
+                    _ => format!(" {} , {page} ", op.to_lowercase()),
+                }
+            }
+            Line::Comment => "# note".to_string(),
+            Line::Blank => String::new(),
+            Line::Bad { page, kind } => match kind % 6 {
+                0 => format!("X,{page}"),
+                1 => format!("R,{page}x"),
+                2 => format!("W,{page},1"),
+                3 => "R".to_string(),
+                4 => "W,".to_string(),
+                _ => format!("R,{page}{page}99999999999999999999"),
+            },
+        }
+    }
+}
+
+fn line() -> impl Strategy<Value = Line> {
+    let page = prop_oneof![0u64..100, 0u64..1 << 32, any::<u64>()];
+    prop_oneof![
+        20 => (any::<bool>(), page.clone(), any::<u8>())
+            .prop_map(|(write, page, style)| Line::Valid { write, page, style }),
+        1 => Just(Line::Comment),
+        1 => Just(Line::Blank),
+        1 => (page, any::<u8>()).prop_map(|(page, kind)| Line::Bad { page, kind }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// The reader (fast path included) agrees with a simple model on valid lines, and
+    /// reports bad lines with their numbers and goes on.
+    #[test]
+    fn page_trace_matches_model(
+        lines in proptest::collection::vec(line(), 0..300),
+        final_newline in any::<bool>(),
+        batch in 1usize..50,
+    ) {
+        let mut text = String::from("op,page\n");
+        let mut expect: Vec<Result<flashbuf_trace::PageRef, u64>> = Vec::new();
+        for (i, l) in lines.iter().enumerate() {
+            text.push_str(&l.text());
+            if i + 1 < lines.len() || final_newline {
+                text.push('\n');
+            }
+            let number = i as u64 + 2;
+            match *l {
+                Line::Valid { write, page, .. } => expect.push(Ok(if write {
+                    flashbuf_trace::PageRef::write(page)
+                } else {
+                    flashbuf_trace::PageRef::read(page)
+                })),
+                Line::Comment | Line::Blank => {}
+                Line::Bad { .. } => expect.push(Err(number)),
+            }
+        }
+        let mut reader = TraceReader::from_reader(Cursor::new(text.into_bytes()), "model.csv", None, 4096)
+            .expect("open");
+        prop_assert_eq!(reader.format(), Format::PageTrace);
+        let mut got = Vec::new();
+        let mut out = Vec::new();
+        loop {
+            out.clear();
+            match reader.next_batch(&mut out, batch) {
+                Ok(0) => break,
+                Ok(_) => got.extend(out.iter().copied().map(Ok)),
+                Err(e) => got.push(Err(e.line().expect("a parse error"))),
+            }
+        }
+        prop_assert_eq!(got, expect);
+    }
+}

@@ -4,6 +4,7 @@
 //! is counted as skipped. No header.
 
 use super::fields::{expect_number, expect_u64, split_ws};
+use super::scan::Scan;
 use super::{Parsed, MAX_REQUEST_PAGES};
 use crate::Op;
 
@@ -17,6 +18,11 @@ pub(crate) fn parse(line: &[u8], _page_size: u64) -> Result<Parsed, String> {
     let count = expect_u64(count, "a page count")?;
     expect_number(a, "a number in field 3")?;
     expect_number(b, "a number in field 4")?;
+    request(first, count)
+}
+
+#[inline(always)]
+fn request(first: u64, count: u64) -> Result<Parsed, String> {
     match count {
         0 => Ok(Parsed::Skip),
         1 => Ok(Parsed::One(Op::Read, first)),
@@ -30,6 +36,22 @@ pub(crate) fn parse(line: &[u8], _page_size: u64) -> Result<Parsed, String> {
             Ok(Parsed::Span(Op::Read, first, last))
         }
     }
+}
+
+/// The fast path: no leading or trailing blanks, integers or decimals in the last two
+/// fields (see [`Scan`]).
+#[inline(always)]
+pub(crate) fn fast(b: &[u8], _page_size: u64) -> Option<(Parsed, usize)> {
+    let mut s = Scan::new(b);
+    let first = s.u64()?;
+    s.blanks()?;
+    let count = s.u64()?;
+    s.blanks()?;
+    s.number()?;
+    s.blanks()?;
+    s.number()?;
+    let len = s.end()?;
+    Some((request(first, count).ok()?, len))
 }
 
 #[cfg(test)]

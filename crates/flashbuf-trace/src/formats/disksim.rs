@@ -3,6 +3,7 @@
 //! `page = (device << 40) | page_within_device`. No header.
 
 use super::fields::{expect_number, expect_u64, split_ws};
+use super::scan::Scan;
 use super::{byte_span, in_space, Parsed};
 use crate::Op;
 
@@ -19,6 +20,17 @@ pub(crate) fn parse(line: &[u8], page_size: u64) -> Result<Parsed, String> {
     let sector = expect_u64(sector, "a sector number")?;
     let sectors = expect_u64(sectors, "a sector count")?;
     let flags = expect_u64(flags, "flags")?;
+    request(device, sector, sectors, flags, page_size)
+}
+
+#[inline(always)]
+fn request(
+    device: u64,
+    sector: u64,
+    sectors: u64,
+    flags: u64,
+    page_size: u64,
+) -> Result<Parsed, String> {
     let op = if flags & 1 == 1 { Op::Read } else { Op::Write };
     let offset = sector
         .checked_mul(512)
@@ -27,6 +39,27 @@ pub(crate) fn parse(line: &[u8], page_size: u64) -> Result<Parsed, String> {
         .checked_mul(512)
         .ok_or_else(|| format!("sector count {sectors} is too large"))?;
     in_space(byte_span(op, offset, size, page_size)?, device, "device")
+}
+
+/// The fast path: no leading or trailing blanks, an integer or decimal time (see
+/// [`Scan`]).
+#[inline(always)]
+pub(crate) fn fast(b: &[u8], page_size: u64) -> Option<(Parsed, usize)> {
+    let mut s = Scan::new(b);
+    s.number()?;
+    s.blanks()?;
+    let device = s.u64()?;
+    s.blanks()?;
+    let sector = s.u64()?;
+    s.blanks()?;
+    let sectors = s.u64()?;
+    s.blanks()?;
+    let flags = s.u64()?;
+    let len = s.end()?;
+    Some((
+        request(device, sector, sectors, flags, page_size).ok()?,
+        len,
+    ))
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 //! skipped).
 
 use super::fields::{expect_number, expect_u64, show, split, trim};
+use super::scan::Scan;
 use super::{byte_span, Parsed};
 use crate::Op;
 
@@ -58,6 +59,11 @@ pub(crate) fn parse(line: &[u8], page_size: u64) -> Result<Parsed, String> {
     })?;
     let size = expect_u64(size, "a size in bytes")?;
     let lbn = expect_u64(lbn, "a block number (lbn)")?;
+    request(code, size, lbn, page_size)
+}
+
+#[inline(always)]
+fn request(code: u8, size: u64, lbn: u64, page_size: u64) -> Result<Parsed, String> {
     let Some(op) = scsi_op(code) else {
         return Ok(Parsed::Skip);
     };
@@ -65,6 +71,24 @@ pub(crate) fn parse(line: &[u8], page_size: u64) -> Result<Parsed, String> {
         .checked_mul(512)
         .ok_or_else(|| format!("block number {lbn} is too large"))?;
     byte_span(op, offset, size, page_size)
+}
+
+/// The fast path: a line without spaces, integer or decimal version and time, and the
+/// opcode as one or two hex digits with an optional `0x` (see [`Scan`]).
+#[inline(always)]
+pub(crate) fn fast(b: &[u8], page_size: u64) -> Option<(Parsed, usize)> {
+    let mut s = Scan::new(b);
+    s.number()?;
+    s.byte(b',')?;
+    s.number()?;
+    s.byte(b',')?;
+    let code = s.hex_byte()?;
+    s.byte(b',')?;
+    let size = s.u64()?;
+    s.byte(b',')?;
+    let lbn = s.u64()?;
+    let len = s.end()?;
+    Some((request(code, size, lbn, page_size).ok()?, len))
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ pub(crate) mod fields;
 pub(crate) mod lcs;
 pub(crate) mod msr;
 pub(crate) mod pagetrace;
+pub(crate) mod scan;
 pub(crate) mod spc;
 
 use crate::Op;
@@ -196,4 +197,201 @@ pub(crate) fn in_space(p: Parsed, space: u64, what: &str) -> Result<Parsed, Stri
         Parsed::Span(op, a, b) => Parsed::Span(op, base | a, base | b),
         Parsed::Skip => Parsed::Skip,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    //! The fast paths accept only lines that the general parsers accept, with the same
+    //! meaning, and they do take the common lines.
+
+    use super::*;
+    use proptest::prelude::*;
+
+    type Fast = fn(&[u8], u64) -> Option<(Parsed, usize)>;
+    type Slow = fn(&[u8], u64) -> Result<Parsed, String>;
+
+    const PARSERS: [(Format, Fast, Slow); 6] = [
+        (Format::PageTrace, pagetrace::fast, pagetrace::parse),
+        (Format::Msr, msr::fast, msr::parse),
+        (Format::Spc, spc::fast, spc::parse),
+        (Format::LcsCsv, lcs::fast, lcs::parse),
+        (Format::DiskSim, disksim::fast, disksim::parse),
+        (Format::ArcLis, arc::fast, arc::parse),
+    ];
+
+    /// Checks one line against every format; returns the formats whose fast path took it.
+    fn agree(line: &[u8], page_size: u64) -> Vec<Format> {
+        let mut taken = Vec::new();
+        if line.contains(&b'\n') {
+            // The reader never hands a line break to a parser.
+            return taken;
+        }
+        for (format, fast, slow) in PARSERS {
+            let mut buf = line.to_vec();
+            buf.extend_from_slice(b"\nR,1\n0 0 0 0\nxxxxxxxxxxxxxxxxxxxxxxxx");
+            if let Some((parsed, len)) = fast(&buf, page_size) {
+                assert_eq!(
+                    len,
+                    line.len() + 1,
+                    "{format}: {:?}",
+                    line.escape_ascii().to_string()
+                );
+                // The reader strips one `\r` before the line break.
+                let stripped = line.strip_suffix(b"\r").unwrap_or(line);
+                assert_eq!(
+                    slow(stripped, page_size),
+                    Ok(parsed),
+                    "{format}: {:?}",
+                    line.escape_ascii().to_string()
+                );
+                taken.push(format);
+            }
+        }
+        taken
+    }
+
+    /// A valid line of some format with random values, then perhaps one field replaced by
+    /// a token from [`field`] and perhaps one byte inserted or deleted: many lines the fast
+    /// paths take, and many near misses.
+    fn line() -> impl Strategy<Value = String> {
+        let num = || prop_oneof![0u64..10_000, 0u64..1 << 40, any::<u64>()];
+        let valid = (
+            0..6usize,
+            proptest::collection::vec(num(), 7),
+            any::<bool>(),
+            proptest::sample::select(vec!["2a", "28", "0x2a", "08", "aa", "0x12", "f"]),
+        )
+            .prop_map(|(k, v, rw, code)| {
+                let (op, spc, msr) = if rw {
+                    ("R", "r", "Read")
+                } else {
+                    ("W", "W", "Write")
+                };
+                match k {
+                    0 => format!("{op},{}", v[0]),
+                    1 => format!(
+                        "{},host_1,{},{msr},{},{},{}",
+                        v[0],
+                        v[1] % 4,
+                        v[2],
+                        v[3] % 100_000,
+                        v[4]
+                    ),
+                    2 => format!(
+                        "{},{},{},{spc},{}.{}",
+                        v[0] % 30,
+                        v[1],
+                        v[2] % 100_000,
+                        v[3],
+                        v[4]
+                    ),
+                    3 => format!("1,{},{code},{},{}", v[0], v[1] % 100_000, v[2]),
+                    4 => format!("{} {} {}\t{} {}", v[0], v[1] % 16, v[2], v[3] % 300, v[4]),
+                    _ => format!("{} {} 0 {}", v[0], v[1] % 70, v[2]),
+                }
+            });
+        (
+            valid,
+            0..4u8,
+            any::<proptest::sample::Index>(),
+            field(),
+            any::<proptest::sample::Index>(),
+            any::<u8>(),
+        )
+            .prop_map(|(line, mode, at, token, pos, byte)| {
+                let mut b = line.into_bytes();
+                match mode {
+                    0 => {}
+                    1 => {
+                        // Replace one field (comma- or blank-separated).
+                        let sep = if b.contains(&b',') { b',' } else { b' ' };
+                        let fields: Vec<&[u8]> = b.split(|&c| c == sep).collect();
+                        let k = at.index(fields.len());
+                        let mut out = Vec::new();
+                        for (i, f) in fields.iter().enumerate() {
+                            if i > 0 {
+                                out.push(sep);
+                            }
+                            out.extend_from_slice(if i == k { token.as_bytes() } else { f });
+                        }
+                        b = out;
+                    }
+                    2 => {
+                        let i = pos.index(b.len() + 1);
+                        b.insert(i, byte);
+                    }
+                    _ => {
+                        if !b.is_empty() {
+                            b.remove(pos.index(b.len()));
+                        }
+                    }
+                }
+                String::from_utf8_lossy(&b).into_owned()
+            })
+    }
+
+    fn field() -> impl Strategy<Value = String> {
+        prop_oneof![
+            6 => proptest::sample::select(vec![
+                "0", "1", "7", "512", "4096", "8192", "0.5", "Read", "Write", "r", "w", "R",
+                "W", "2a", "28", "0x28", "0x12", "hm", "16777216", "1099511627776",
+                "18446744073709551615", "9999999999999999999",
+            ])
+            .prop_map(String::from),
+            2 => proptest::sample::select(vec![
+                "1.", ".5", "1e3", "-1", "read", "WRITE", "0X2A", "0x", "abc", "h m", "", " 1",
+                "1 ", "\t", "\r", "1\r", "x", "99999999999999999999", "\u{e9}", "0x123", "1.2.3",
+            ])
+            .prop_map(String::from),
+            2 => any::<u64>().prop_map(|n| n.to_string()),
+            1 => "[0-9a-fA-FxrwRW., \t-]{0,12}",
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+        #[test]
+        fn fast_paths_agree_with_parsers(l in line(), ps in prop_oneof![Just(512u64), Just(4096), 1u64..70_000]) {
+            agree(l.as_bytes(), ps);
+        }
+    }
+
+    #[test]
+    fn common_lines_take_the_fast_path() {
+        let cases: [(&str, Format); 12] = [
+            ("R,973078940", Format::PageTrace),
+            ("W,0", Format::PageTrace),
+            (
+                "17953151690860300,pgbench_s20,0,Read,4295032832,8192,0",
+                Format::Msr,
+            ),
+            (
+                "128166372003061629,hm,1,Write,3154227200,4096,1097",
+                Format::Msr,
+            ),
+            ("0,20941264,8192,W,0.551706", Format::Spc),
+            ("1,303567,3584,r,0.000000", Format::Spc),
+            ("1,5633898,2a,512,42932745", Format::LcsCsv),
+            ("1,5633898,0x28,6656,40409911", Format::LcsCsv),
+            ("938513000 4 264719034 16 0", Format::DiskSim),
+            ("0.000000\t0  8 16 1", Format::DiskSim),
+            ("186880 1 0 0", Format::ArcLis),
+            ("5 3 0 7", Format::ArcLis),
+        ];
+        for (line, format) in cases {
+            assert_eq!(agree(line.as_bytes(), 4096), [format], "{line}");
+        }
+        assert_eq!(agree(b"W,12\r", 4096), [Format::PageTrace]);
+        // Lines the general parsers take but the fast paths leave to them.
+        for line in [
+            " R,1",
+            "R, 1",
+            "1,h m,0,Read,0,1,0",
+            "1,hm,0,read,0,1,0",
+            "1 1 0 0 ",
+        ] {
+            assert_eq!(agree(line.as_bytes(), 4096), [], "{line}");
+        }
+    }
 }

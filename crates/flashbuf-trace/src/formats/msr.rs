@@ -4,6 +4,7 @@
 //! an MSR file is one volume.
 
 use super::fields::{expect_number, expect_text, expect_u64, show, split, trim};
+use super::scan::Scan;
 use super::{byte_span, Parsed};
 use crate::Op;
 
@@ -29,6 +30,32 @@ pub(crate) fn parse(line: &[u8], page_size: u64) -> Result<Parsed, String> {
     let size = expect_u64(size, "a size in bytes")?;
     expect_number(resp, "a response time")?;
     byte_span(op, offset, size, page_size)
+}
+
+/// The fast path: a line with integer or decimal times, a plain host name and the type
+/// spelled `Read` or `Write` (see [`Scan`]).
+#[inline(always)]
+pub(crate) fn fast(b: &[u8], page_size: u64) -> Option<(Parsed, usize)> {
+    let mut s = Scan::new(b);
+    s.number()?;
+    s.byte(b',')?;
+    s.text(b',')?;
+    s.byte(b',')?;
+    s.u64()?;
+    s.byte(b',')?;
+    let op = if s.literal(b"Read,").is_some() {
+        Op::Read
+    } else {
+        s.literal(b"Write,")?;
+        Op::Write
+    };
+    let offset = s.u64()?;
+    s.byte(b',')?;
+    let size = s.u64()?;
+    s.byte(b',')?;
+    s.number()?;
+    let len = s.end()?;
+    Some((byte_span(op, offset, size, page_size).ok()?, len))
 }
 
 #[inline]

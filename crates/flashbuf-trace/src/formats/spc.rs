@@ -3,6 +3,7 @@
 //! `page = (ASU << 40) | page_within_asu`.
 
 use super::fields::{expect_number, expect_u64, show, split, trim};
+use super::scan::Scan;
 use super::{byte_span, in_space, Parsed};
 use crate::Op;
 
@@ -26,10 +27,36 @@ pub(crate) fn parse(line: &[u8], page_size: u64) -> Result<Parsed, String> {
         o => return Err(format!("expected opcode r or w, found '{}'", show(o))),
     };
     expect_number(ts, "a timestamp")?;
+    request(op, asu, lba, size, page_size)
+}
+
+#[inline(always)]
+fn request(op: Op, asu: u64, lba: u64, size: u64, page_size: u64) -> Result<Parsed, String> {
     let offset = lba
         .checked_mul(512)
         .ok_or_else(|| format!("LBA {lba} is too large"))?;
     in_space(byte_span(op, offset, size, page_size)?, asu, "ASU")
+}
+
+/// The fast path: a line without spaces and an integer or decimal timestamp (see
+/// [`Scan`]).
+#[inline(always)]
+pub(crate) fn fast(b: &[u8], page_size: u64) -> Option<(Parsed, usize)> {
+    let mut s = Scan::new(b);
+    let asu = s.u64()?;
+    s.byte(b',')?;
+    let lba = s.u64()?;
+    s.byte(b',')?;
+    let size = s.u64()?;
+    s.byte(b',')?;
+    let op = match s.one_of(b"rRwW")? {
+        0 | 1 => Op::Read,
+        _ => Op::Write,
+    };
+    s.byte(b',')?;
+    s.number()?;
+    let len = s.end()?;
+    Some((request(op, asu, lba, size, page_size).ok()?, len))
 }
 
 #[cfg(test)]
