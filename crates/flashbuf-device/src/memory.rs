@@ -3,6 +3,7 @@
 use crate::{check_range, counters::Counters, Device, DeviceError, IoOp, WriteOp};
 use flashbuf_core::DeviceStats;
 use parking_lot::RwLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Bytes per chunk of a [`MemDevice`].
 const CHUNK_BYTES: usize = 1 << 20;
@@ -23,6 +24,8 @@ const CHUNK_BYTES: usize = 1 << 20;
 #[derive(Debug, Default)]
 pub struct MemDevice {
     state: RwLock<State>,
+    /// Copy of `state.len` readable without the lock (updated under the write lock).
+    len: AtomicU64,
     counters: Counters,
 }
 
@@ -88,6 +91,7 @@ impl MemDevice {
                 len,
                 chunks: Vec::new(),
             }),
+            len: AtomicU64::new(len),
             counters: Counters::default(),
         }
     }
@@ -108,6 +112,7 @@ impl MemDevice {
         };
         s.write(0, &bytes);
         Self {
+            len: AtomicU64::new(s.len),
             state: RwLock::new(s),
             counters: Counters::default(),
         }
@@ -155,13 +160,15 @@ impl Device for MemDevice {
     }
 
     fn len(&self) -> u64 {
-        self.state.read().len
+        self.len.load(Ordering::Acquire)
     }
 
     fn set_len(&self, len: u64) -> Result<(), DeviceError> {
         usize::try_from(len)
             .map_err(|_| DeviceError::Config(format!("{len} bytes do not fit in memory")))?;
-        self.state.write().set_len(len);
+        let mut s = self.state.write();
+        s.set_len(len);
+        self.len.store(len, Ordering::Release);
         Ok(())
     }
 

@@ -202,16 +202,16 @@ fn replay_pool<S: PageStore>(
         for r in &batch {
             let pid = r.page;
             match r.op {
-                Op::Read => {
-                    let g = pool.read(pid).map_err(|e| corrupt_or(e, oracle))?;
-                    oracle.check(pid, g.data());
-                }
-                Op::Write => {
-                    let mut g = pool.write(pid).map_err(|e| corrupt_or(e, oracle))?;
-                    oracle.check(pid, g.data());
-                    let s = oracle.bump(pid);
-                    g.write(0, &s);
-                }
+                Op::Read => pool
+                    .with_read(pid, |data| oracle.check(pid, data))
+                    .map_err(|e| corrupt_or(e, oracle))?,
+                Op::Write => pool
+                    .with_write(pid, |w| {
+                        oracle.check(pid, w.data());
+                        let s = oracle.bump(pid);
+                        w.write(0, &s);
+                    })
+                    .map_err(|e| corrupt_or(e, oracle))?,
             }
         }
         progress.inc(batch.len() as u64);

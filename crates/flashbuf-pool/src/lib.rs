@@ -12,4 +12,4 @@ pub mod policy;
 mod pool;
 
 pub use error::PoolError;
-pub use pool::{BufferPool, PageReadGuard, PageWriteGuard, PoolStats};
+pub use pool::{BufferPool, PageReadGuard, PageWriteGuard, PageWriter, PoolStats};

@@ -227,6 +227,65 @@ impl<S: PageStore> BufferPool<S> {
         Ok(PageWriteGuard { pool: self, frame })
     }
 
+    /// Runs `f` on the payload of `pid` (read access). For short accesses: when the page
+    /// is resident and unpinned, `f` runs under the pool lock without pinning or latching
+    /// (two atomic operations instead of nine), so it must be brief and must not touch the
+    /// pool; otherwise this falls back to [`BufferPool::read`].
+    pub fn with_read<R>(&self, pid: PageId, f: impl FnOnce(&[u8]) -> R) -> Result<R, PoolError> {
+        {
+            let mut g = self.inner.lock();
+            if let Some(fr) = self.exclusive_hit(&mut g, pid, Access::Read) {
+                // SAFETY: `exclusive_hit` established that no guard exists or can be
+                // created while we hold the pool lock.
+                let page = unsafe { self.arena.page(fr) };
+                return Ok(f(&page[HEADER_BYTES..]));
+            }
+        }
+        let guard = self.read(pid)?;
+        Ok(f(guard.data()))
+    }
+
+    /// Runs `f` with write access to `pid` (the page becomes dirty; ranges written through
+    /// the [`PageWriter`] are recorded). Same fast path and rules as
+    /// [`BufferPool::with_read`]; otherwise falls back to [`BufferPool::write`].
+    pub fn with_write<R>(
+        &self,
+        pid: PageId,
+        f: impl FnOnce(&mut PageWriter<'_>) -> R,
+    ) -> Result<R, PoolError> {
+        {
+            let mut g = self.inner.lock();
+            if let Some(fr) = self.exclusive_hit(&mut g, pid, Access::Write) {
+                let frame = &self.frames[fr.index()];
+                let flags = frame.flags.load(Relaxed);
+                if flags & DIRTY == 0 {
+                    frame.flags.store(flags | DIRTY, Relaxed);
+                }
+                // SAFETY: as in `with_read`; exclusive access to bytes and dirty ranges.
+                let mut w = unsafe { PageWriter::new(self.arena.page_mut(fr), frame.dirty_mut()) };
+                return Ok(f(&mut w));
+            }
+        }
+        let mut guard = self.write(pid)?;
+        let mut w = guard.writer();
+        Ok(f(&mut w))
+    }
+
+    /// Under the pool lock: if `pid` is resident, valid and unpinned, counts the hit, tells
+    /// the policy, and returns its frame. While the lock is held nobody can pin the frame,
+    /// so the caller has exclusive access to it.
+    #[inline]
+    fn exclusive_hit(&self, g: &mut Inner, pid: PageId, access: Access) -> Option<FrameId> {
+        let f = self.lookup(g, pid)?;
+        let fr = &self.frames[f.index()];
+        if fr.pins.load(Acquire) != 0 || fr.flags.load(Relaxed) & VALID == 0 {
+            return None;
+        }
+        g.stats.hits += 1;
+        g.policy.on_hit(f, access);
+        Some(f)
+    }
+
     fn lookup(&self, g: &Inner, pid: PageId) -> Option<FrameId> {
         g.table
             .find(hash_pid(pid), |f| {
@@ -283,7 +342,12 @@ impl<S: PageStore> BufferPool<S> {
                     continue;
                 }
                 if write {
-                    fr.flags.fetch_or(DIRTY, Relaxed);
+                    // Flags change only under the exclusive latch (held) or under the pool
+                    // lock while unpinned (we hold a pin): a plain store suffices.
+                    let flags = fr.flags.load(Relaxed);
+                    if flags & DIRTY == 0 {
+                        fr.flags.store(flags | DIRTY, Relaxed);
+                    }
                 }
                 return Ok(f);
             }
@@ -800,27 +864,77 @@ impl<S: PageStore> PageWriteGuard<'_, S> {
     pub fn data_len(&self) -> usize {
         self.pool.page_size - HEADER_BYTES
     }
+    /// A writer over the page: payload access that records modified ranges.
+    pub fn writer(&mut self) -> PageWriter<'_> {
+        let fr = &self.pool.frames[self.frame.index()];
+        // SAFETY: the guard holds the latch exclusively for as long as the writer lives
+        // (the writer borrows the guard mutably).
+        unsafe { PageWriter::new(self.pool.arena.page_mut(self.frame), fr.dirty_mut()) }
+    }
     /// Mutable payload bytes `offset..offset+len`, recorded as modified.
     ///
     /// # Panics
     /// If the range is outside the payload.
     pub fn data_mut_range(&mut self, offset: usize, len: usize) -> &mut [u8] {
-        assert!(
-            offset + len <= self.data_len(),
-            "range {offset}+{len} beyond the payload of {} bytes",
-            self.data_len()
-        );
         let fr = &self.pool.frames[self.frame.index()];
-        // SAFETY: the guard holds the latch exclusively.
-        unsafe { fr.dirty_mut().add(HEADER_BYTES + offset, len) };
-        // SAFETY: as above.
-        let page = unsafe { self.pool.arena.page_mut(self.frame) };
-        &mut page[HEADER_BYTES + offset..HEADER_BYTES + offset + len]
+        // SAFETY: the guard holds the latch exclusively; the slice borrows the guard.
+        let (page, dirty) = unsafe { (self.pool.arena.page_mut(self.frame), fr.dirty_mut()) };
+        record(page, dirty, offset, len)
     }
     /// All payload bytes, recorded as modified.
     pub fn data_mut(&mut self) -> &mut [u8] {
         let n = self.data_len();
         self.data_mut_range(0, n)
+    }
+    /// Copies `src` into the payload at `offset`.
+    pub fn write(&mut self, offset: usize, src: &[u8]) {
+        self.data_mut_range(offset, src.len()).copy_from_slice(src);
+    }
+}
+
+/// Records `offset..offset+len` of the payload as modified and returns it.
+fn record<'p>(
+    page: &'p mut [u8],
+    dirty: &mut DirtyRanges,
+    offset: usize,
+    len: usize,
+) -> &'p mut [u8] {
+    let data_len = page.len() - HEADER_BYTES;
+    assert!(
+        offset + len <= data_len,
+        "range {offset}+{len} beyond the payload of {data_len} bytes"
+    );
+    dirty.add(HEADER_BYTES + offset, len);
+    &mut page[HEADER_BYTES + offset..HEADER_BYTES + offset + len]
+}
+
+/// Write access to one page's payload that records every range handed out for
+/// modification (see [`BufferPool::with_write`] and [`PageWriteGuard::writer`]).
+pub struct PageWriter<'a> {
+    page: &'a mut [u8],
+    dirty: &'a mut DirtyRanges,
+}
+
+impl<'a> PageWriter<'a> {
+    /// # Safety
+    /// The caller has exclusive access to the page bytes and its dirty ranges for `'a`.
+    unsafe fn new(page: &'a mut [u8], dirty: &'a mut DirtyRanges) -> Self {
+        Self { page, dirty }
+    }
+    /// The payload.
+    pub fn data(&self) -> &[u8] {
+        &self.page[HEADER_BYTES..]
+    }
+    /// The page's version stamp.
+    pub fn version(&self) -> u64 {
+        page::version_of(self.page)
+    }
+    /// Mutable payload bytes `offset..offset+len`, recorded as modified.
+    ///
+    /// # Panics
+    /// If the range is outside the payload.
+    pub fn data_mut_range(&mut self, offset: usize, len: usize) -> &mut [u8] {
+        record(self.page, self.dirty, offset, len)
     }
     /// Copies `src` into the payload at `offset`.
     pub fn write(&mut self, offset: usize, src: &[u8]) {

@@ -1,26 +1,36 @@
 #![allow(clippy::unwrap_used)]
 //! LRU against its naive O(n) reference on random traces, through the real pool: same hits,
-//! misses and write-backs, and the same store calls in the same order.
+//! misses and write-backs, and the same store calls in the same order. The short-access API
+//! (`with_read`/`with_write`) must make exactly the same decisions as the guards.
 
 mod common;
 
-use common::{mem_store, Recording};
+use common::{mem_store, Call, Recording};
 use flashbuf_core::PageId;
 use flashbuf_pool::policy::{reference::NaiveLru, Lru, Policy};
-use flashbuf_pool::BufferPool;
+use flashbuf_pool::{BufferPool, PoolStats};
 use proptest::prelude::*;
 
-fn replay(
+/// Replays `trace`; `closures` selects `with_read`/`with_write` instead of guards.
+fn replay_with(
     policy: Box<dyn Policy>,
     frames: usize,
     trace: &[(bool, u64)],
-) -> (flashbuf_pool::PoolStats, Vec<common::Call>) {
+    closures: bool,
+) -> (PoolStats, Vec<Call>) {
     let pool = BufferPool::new(Recording::new(mem_store(512)), frames, policy).unwrap();
     for &(w, p) in trace {
-        if w {
-            pool.write(PageId(p)).unwrap().write(0, &p.to_le_bytes());
-        } else {
-            drop(pool.read(PageId(p)).unwrap());
+        match (w, closures) {
+            (true, false) => pool.write(PageId(p)).unwrap().write(0, &p.to_le_bytes()),
+            (false, false) => drop(pool.read(PageId(p)).unwrap()),
+            (true, true) => pool
+                .with_write(PageId(p), |g| g.write(0, &p.to_le_bytes()))
+                .unwrap(),
+            (false, true) => pool
+                .with_read(PageId(p), |d| {
+                    assert!(d[..8] == p.to_le_bytes() || d[..8] == [0; 8])
+                })
+                .unwrap(),
         }
     }
     pool.check_invariants().unwrap();
@@ -34,8 +44,10 @@ proptest! {
         frames in 1usize..12,
         trace in proptest::collection::vec((any::<bool>(), 0u64..30), 1..400)
     ) {
-        let a = replay(Box::new(Lru::new(frames)), frames, &trace);
-        let b = replay(Box::new(NaiveLru::new(frames)), frames, &trace);
-        prop_assert_eq!(a, b);
+        let a = replay_with(Box::new(Lru::new(frames)), frames, &trace, false);
+        let b = replay_with(Box::new(NaiveLru::new(frames)), frames, &trace, false);
+        prop_assert_eq!(&a, &b);
+        let c = replay_with(Box::new(Lru::new(frames)), frames, &trace, true);
+        prop_assert_eq!(a, c);
     }
 }
