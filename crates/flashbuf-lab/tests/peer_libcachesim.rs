@@ -45,7 +45,10 @@ fn lru(trace: PathBuf, ratio: f64) -> flashbuf_lab::RunResult {
 
 /// (trace, distinct pages, [(buffer pages, libCacheSim LRU misses, reference write-backs or
 /// u64::MAX when not checked)])
-const PEER: &[(&str, u64, [(usize, u64, u64); 3])] = &[
+/// (buffer pages, misses, write-backs).
+type Row = (usize, u64, u64);
+
+const PEER: &[(&str, u64, [Row; 3])] = &[
     (
         "tpcc-pg15-w4.pagetrace.csv.zst",
         41_399,
