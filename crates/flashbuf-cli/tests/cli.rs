@@ -1,0 +1,184 @@
+#![allow(clippy::unwrap_used)]
+//! The `flashbuf` binary end to end: output contracts and bad input.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn flashbuf(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_flashbuf"))
+        .args(args)
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .output()
+        .unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn write_trace(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::File::create(&p)
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    p.display().to_string()
+}
+
+#[test]
+fn replay_json_has_every_contract_field() {
+    let o = flashbuf(&[
+        "replay",
+        "--limit",
+        "20000",
+        "--buffer-pages",
+        "100",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = &v["runs"][0];
+    for f in [
+        "policy",
+        "store",
+        "device",
+        "buffer_pages",
+        "page_size",
+        "trace",
+        "references",
+        "hits",
+        "misses",
+        "page_reads",
+        "page_writes",
+        "device_reads",
+        "device_writes",
+        "device_time_us",
+        "io_cost",
+        "cpu_time_s",
+        "refs_per_s",
+        "erases",
+        "write_amplification",
+        "verify_errors",
+    ] {
+        assert!(!r[f].is_null(), "field {f} missing in {r}");
+    }
+    assert_eq!(r["references"], 20000);
+    assert_eq!(r["verify_errors"], 0);
+    assert_eq!(
+        r["hits"].as_u64().unwrap() + r["misses"].as_u64().unwrap(),
+        20000
+    );
+}
+
+#[test]
+fn garbled_trace_line_names_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = write_trace(dir.path(), "bad.csv", "op,page\nR,1\nW,2\nX,3\nR,4\n");
+    let o = flashbuf(&["replay", "--trace", &t, "--buffer-pages", "4"]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(e.contains("bad.csv line 4"), "{e}");
+    assert!(e.contains("'X'"), "{e}");
+}
+
+#[test]
+fn truncated_line_and_truncated_zstd_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = write_trace(dir.path(), "trunc.csv", "op,page\nR,1\nW,");
+    let o = flashbuf(&["replay", "--trace", &t, "--buffer-pages", "4"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("trunc.csv line 3"), "{}", stderr(&o));
+
+    let mut text = String::from("op,page\n");
+    for i in 0..50_000 {
+        text.push_str(&format!("R,{}\n", i % 977));
+    }
+    let z = zstd::encode_all(text.as_bytes(), 3).unwrap();
+    let p = dir.path().join("cut.csv.zst");
+    std::fs::write(&p, &z[..z.len() / 2]).unwrap();
+    let o = flashbuf(&[
+        "replay",
+        "--trace",
+        p.to_str().unwrap(),
+        "--buffer-pages",
+        "4",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("cut.csv.zst"), "{}", stderr(&o));
+}
+
+#[test]
+fn unknown_names_and_options_list_valid_ones() {
+    let o = flashbuf(&["replay", "--policy", "lruu", "--limit", "10"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("unknown policy 'lruu'; valid names:"),
+        "{}",
+        stderr(&o)
+    );
+    let o = flashbuf(&["replay", "--device", "memory:fast=1", "--limit", "10"]);
+    assert!(
+        stderr(&o).contains("unknown option 'fast'"),
+        "{}",
+        stderr(&o)
+    );
+    let o = flashbuf(&["replay", "--trace", "/nonexistent/trace.csv"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("/nonexistent/trace.csv"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn compare_runs_the_matrix_and_prints_csv() {
+    let o = flashbuf(&[
+        "compare",
+        "--limit",
+        "5000",
+        "--policies",
+        "lru,none",
+        "--buffer-pages",
+        "16",
+        "--buffer-pages",
+        "64",
+        "--csv",
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8(o.stdout).unwrap();
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 1 + 4, "{out}");
+    assert!(lines[0].starts_with("policy,store,device,buffer_pages"));
+}
+
+#[test]
+fn paranoid_replay_passes_and_passthrough_verifies() {
+    let o = flashbuf(&[
+        "replay",
+        "--limit",
+        "3000",
+        "--buffer-pages",
+        "32",
+        "--paranoid",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = flashbuf(&[
+        "replay",
+        "--trace",
+        "testdata/traces/pgbench-sample.iotrace.msr.csv.zst",
+        "--policy",
+        "none",
+        "--page-size",
+        "8192",
+        "--paranoid",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["runs"][0]["verify_errors"], 0);
+    assert_eq!(v["runs"][0]["hits"], 0);
+}
