@@ -30,6 +30,18 @@ enum Command {
     Replay(ReplayArgs),
     /// Replay a trace through every policy × store × device × buffer size given.
     Compare(CompareArgs),
+    /// Measure replay speed: repeat one configuration and report the best and median
+    /// references per second (trace reading and decompression included) and peak memory.
+    Bench(BenchArgs),
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    #[command(flatten)]
+    replay: ReplayArgs,
+    /// Repetitions.
+    #[arg(long, default_value_t = 5)]
+    runs: usize,
 }
 
 #[derive(Args, Clone)]
@@ -129,6 +141,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode, LabError> {
     match cli.command {
         Command::Replay(a) => cmd_replay(a),
         Command::Compare(a) => cmd_compare(a),
+        Command::Bench(a) => cmd_bench(a),
     }
 }
 
@@ -192,7 +205,7 @@ fn print(s: &str) -> Result<(), LabError> {
     Ok(())
 }
 
-fn cmd_replay(a: ReplayArgs) -> Result<ExitCode, LabError> {
+fn replay_config(a: &ReplayArgs) -> Result<RunConfig, LabError> {
     let buffer = match (a.buffer_pages, a.buffer_ratio) {
         (Some(n), _) => BufferSize::Pages(n),
         (None, Some(r)) => BufferSize::Ratio(check_ratio(r)?),
@@ -202,6 +215,72 @@ fn cmd_replay(a: ReplayArgs) -> Result<ExitCode, LabError> {
     cfg.policy = Spec::parse(&a.policy)?;
     cfg.store = Spec::parse(&a.store)?;
     cfg.device = Spec::parse(&a.device)?;
+    Ok(cfg)
+}
+
+fn cmd_bench(a: BenchArgs) -> Result<ExitCode, LabError> {
+    let mut cfg = replay_config(&a.replay)?;
+    cfg.progress = false;
+    // A ratio needs the distinct-page count: scan once, outside the timed runs.
+    let scan = match cfg.buffer {
+        BufferSize::Ratio(_) => Some(flashbuf_lab::scan::scan_trace(
+            &cfg.trace,
+            cfg.format,
+            cfg.page_size as u32,
+            cfg.limit_refs,
+        )?),
+        BufferSize::Pages(_) => None,
+    };
+    let mut runs = Vec::new();
+    for i in 0..a.runs.max(1) {
+        let r = flashbuf_lab::run(&cfg, scan.as_ref())?;
+        if !a.replay.common.json {
+            eprintln!(
+                "run {}: {:.2} M refs/s ({:.3} s wall, {:.3} s CPU)",
+                i + 1,
+                r.refs_per_s / 1e6,
+                r.wall_time_s,
+                r.cpu_time_s
+            );
+        }
+        runs.push(r);
+    }
+    let mut speeds: Vec<f64> = runs.iter().map(|r| r.refs_per_s).collect();
+    speeds.sort_by(f64::total_cmp);
+    let best = speeds[speeds.len() - 1];
+    let median = speeds[speeds.len() / 2];
+    let last = &runs[runs.len() - 1];
+    if a.replay.common.json {
+        let doc = serde_json::json!({
+            "bench": {
+                "policy": last.policy, "store": last.store, "device": last.device,
+                "buffer_pages": last.buffer_pages, "page_size": last.page_size,
+                "trace": last.trace, "references": last.references, "runs": runs.len(),
+                "best_refs_per_s": best, "median_refs_per_s": median,
+                "max_rss_bytes": flashbuf_lab::result::max_rss_bytes(),
+            },
+            "runs": runs,
+        });
+        print(&format!("{doc:#}\n"))?;
+    } else {
+        print(&format!(
+            "{} {} {} buffer {} pages of {} B, {} refs: best {:.2} M refs/s, median {:.2} M refs/s, peak RSS {} MiB\n",
+            last.policy,
+            last.store,
+            last.device,
+            last.buffer_pages,
+            last.page_size,
+            last.references,
+            best / 1e6,
+            median / 1e6,
+            flashbuf_lab::result::max_rss_bytes() >> 20
+        ))?;
+    }
+    Ok(exit_for(&runs))
+}
+
+fn cmd_replay(a: ReplayArgs) -> Result<ExitCode, LabError> {
+    let cfg = replay_config(&a)?;
     let r = flashbuf_lab::run(&cfg, None)?;
     let runs = vec![r];
     if a.common.json {

@@ -15,6 +15,7 @@ pub mod aligned;
 pub mod ids;
 pub mod page;
 pub mod ranges;
+pub mod rng;
 pub mod stats;
 
 pub use aligned::AlignedBuf;
