@@ -177,14 +177,17 @@ pub(super) fn run(dev: &dyn Device, opts: &ProfileOptions) -> Result<DeviceProfi
         if a < g || a > area {
             continue;
         }
+        // Cover the area twice before measuring, and measure at least once over it: log
+        // blocks fill (and merge) only after the area has been written over.
+        let cover = a / g;
         let r = p.bench(
             format!("write-focused-{}", human(a)),
             (Op::Write, Op::Write),
             g,
             a,
-            warm,
-            ios,
-            |_| random(g, a / g),
+            warm.max(2 * cover),
+            ios.max(cover),
+            |_| random(g, cover),
         )?;
         focused.push((a, r.mean_us));
     }
@@ -202,9 +205,40 @@ pub(super) fn run(dev: &dyn Device, opts: &ProfileOptions) -> Result<DeviceProfi
         g,
         area,
         warm.max(rw_warm),
-        ios,
+        ios.max(u64::from(opts.random_write_ios)),
         |_| random(g, slots),
     )?;
+
+    let read_random_us = read_random.mean_us;
+    let mut profile = DeviceProfile {
+        device: opts.device_name.clone().unwrap_or_else(|| dev.describe()),
+        page_size: opts.page_size,
+        granularity_bytes: g,
+        read_seq_us: read_seq.mean_us,
+        read_random_us,
+        write_seq_us: write_seq.mean_us,
+        write_partitioned_us: write_part.mean_us,
+        write_focused_us: focused_us,
+        write_random_us: write_random.mean_us,
+        theta_min_bytes: g,
+        focused_area_bytes: focused_area,
+        asymmetry_r: if read_random_us > 0.0 {
+            write_random.mean_us / read_random_us
+        } else {
+            f64::NAN
+        },
+        clock: match p.clock {
+            Clock::Device => "device".into(),
+            Clock::Wall => "wall".into(),
+        },
+        area_bytes: area,
+        partitions: parts as u32,
+        benchmarks: Vec::new(),
+    };
+    if !opts.sweep {
+        profile.benchmarks = p.results;
+        return Ok(profile);
+    }
 
     // 7. Granularity sweep.
     let mut best_bw = 0.0f64;
@@ -267,30 +301,7 @@ pub(super) fn run(dev: &dyn Device, opts: &ProfileOptions) -> Result<DeviceProfi
         random(g, slots)
     })?;
 
-    let read_random_us = read_random.mean_us;
-    Ok(DeviceProfile {
-        device: opts.device_name.clone().unwrap_or_else(|| dev.describe()),
-        page_size: opts.page_size,
-        granularity_bytes: g,
-        read_seq_us: read_seq.mean_us,
-        read_random_us,
-        write_seq_us: write_seq.mean_us,
-        write_partitioned_us: write_part.mean_us,
-        write_focused_us: focused_us,
-        write_random_us: write_random.mean_us,
-        theta_min_bytes: theta_min,
-        focused_area_bytes: focused_area,
-        asymmetry_r: if read_random_us > 0.0 {
-            write_random.mean_us / read_random_us
-        } else {
-            f64::NAN
-        },
-        clock: match p.clock {
-            Clock::Device => "device".into(),
-            Clock::Wall => "wall".into(),
-        },
-        area_bytes: area,
-        partitions: parts as u32,
-        benchmarks: p.results,
-    })
+    profile.theta_min_bytes = theta_min;
+    profile.benchmarks = p.results;
+    Ok(profile)
 }

@@ -17,9 +17,11 @@
 //! 4. *write-partitioned*: `partitions` sequential runs in distinct, equal parts of the
 //!    area, written round-robin (uFLIP's partitioning);
 //! 5. *write-focused-<size>*: random aligned writes within an area of each size of
-//!    [`ProfileOptions::focused_areas`] (uFLIP's locality);
+//!    [`ProfileOptions::focused_areas`] (uFLIP's locality), after writing over the area
+//!    twice, measuring at least one area's worth of I/Os;
 //! 6. *write-random*: random aligned writes over the whole area, after a warm-up of
-//!    [`ProfileOptions::random_warmup_bytes`] (the start-up phase of garbage collection);
+//!    [`ProfileOptions::random_warmup_bytes`] (the start-up phase of garbage collection),
+//!    measuring at least [`ProfileOptions::random_write_ios`] I/Os;
 //! 7. *granularity*: sequential and random writes of every size in
 //!    [`ProfileOptions::granularities`];
 //! 8. *alignment*: random writes shifted by half an I/O from the alignment grid (skipped
@@ -63,6 +65,9 @@ pub struct ProfileOptions {
     /// Random writes (in bytes) run and ignored before the random-write benchmark
     /// (default: the area's size once over; 0 to skip).
     pub random_warmup_bytes: Option<u64>,
+    /// Measured I/Os of the random-write benchmark if more than `io_count`: its window
+    /// must span several garbage-collection cycles of page-mapped devices.
+    pub random_write_ios: u32,
     /// Partitions of the partitioned-write benchmark.
     pub partitions: u32,
     /// Areas of the focused-write benchmark (those larger than the area are skipped).
@@ -73,6 +78,9 @@ pub struct ProfileOptions {
     pub granularities: Vec<u64>,
     /// Write the area sequentially before measuring.
     pub prefill: bool,
+    /// Run the secondary benchmarks too (granularity sweep, alignment, order, mix). Without
+    /// them `theta_min_bytes` is the granularity.
+    pub sweep: bool,
     /// Seed of the random offsets.
     pub seed: u64,
 }
@@ -84,14 +92,16 @@ impl Default for ProfileOptions {
             page_size: 4096,
             granularity_bytes: None,
             area_bytes: None,
-            io_count: 256,
-            warmup_ios: 64,
+            io_count: 1024,
+            warmup_ios: 128,
             random_warmup_bytes: None,
+            random_write_ios: 4096,
             partitions: 4,
             focused_areas: vec![1 << 20, 4 << 20, 16 << 20, 64 << 20],
             focused_factor: 2.5,
             granularities: vec![4 << 10, 8 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10],
             prefill: true,
+            sweep: true,
             seed: 1,
         }
     }
@@ -106,6 +116,7 @@ impl ProfileOptions {
             io_count: 32,
             warmup_ios: 8,
             random_warmup_bytes: Some(0),
+            random_write_ios: 0,
             focused_areas: vec![1 << 20, 4 << 20],
             granularities: vec![4 << 10, 16 << 10, 64 << 10],
             ..Self::default()

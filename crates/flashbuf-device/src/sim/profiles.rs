@@ -6,7 +6,7 @@
 //! |---|---|---|
 //! | `mtron` | StableBuffer Table 1 / uFLIP (Mtron MSD-SATA3525, 2008) | BAST, 8 channels, 512 KB blocks |
 //! | `sd-card` | FD-Buffer Table 1 (Kingston SDHC 8 GB, class 4) | BAST, 1 channel, 1 MB blocks |
-//! | `usb-stick` | FD-Buffer Table 1 (Sandisk Cruzer 8 GB) | FAST, 1 channel, 2 MB blocks |
+//! | `usb-stick` | FD-Buffer Table 1 (Sandisk Cruzer 8 GB) | BAST, 1 channel, 2 MB blocks |
 //! | `flash-25` | FD-Buffer §5 (Mtron MOBI3500, "Flash-25") | FAST, 4 channels |
 //! | `nipu-ssd` | NIPU Table 1 (chip) and Table 2 (4 KB Iometer) | BAST, 4 channels, reference chip, write buffer |
 //! | `nvme` | vendor data sheets (modern TLC NVMe) | page-mapped, greedy GC, 64 dies, write buffer |
@@ -232,14 +232,14 @@ fn mtron() -> SimProfile {
             timing: NandTiming {
                 read_us: 25.0,
                 program_us: 200.0,
-                erase_us: 2000.0,
-                transfer_ns_per_byte: 0.0,
+                erase_us: 2300.0,
+                transfer_ns_per_byte: 2.5,
                 block_switch_us: 200.0,
             },
             over_provisioning: 0.0,
             read_overhead_us: 30.0,
             write_overhead_us: 30.0,
-            host_ns_per_byte: 6.67,
+            host_ns_per_byte: 3.33,
             write_buffer_pages: 0,
         }),
     }
@@ -274,16 +274,14 @@ fn sd_card() -> SimProfile {
 }
 
 /// Sandisk Cruzer 8 GB USB stick, from FD-Buffer Table 1: 8 KB random reads 666.1/s,
-/// random writes 1.4/s (R ≈ 475). Model: FAST with a 2-block random log pool, one channel,
+/// random writes 1.4/s (R ≈ 475). Model: BAST with 4 log blocks, one channel,
 /// 512-page (2 MB) blocks of MLC chips, USB 2.0 at ≈ 30 MB/s.
 fn usb_stick() -> SimProfile {
     SimProfile {
         name: "usb-stick".into(),
         source: "FD-Buffer Table 1 (Sandisk Cruzer 8 GB)".into(),
         model: DeviceModel::Flash(FlashModel {
-            ftl: FtlKind::Fast {
-                random_log_blocks: 2,
-            },
+            ftl: FtlKind::Bast { log_blocks: 4 },
             page_bytes: 4096,
             pages_per_block: 512,
             channels: 1,
@@ -365,8 +363,8 @@ fn nvme() -> SimProfile {
         model: DeviceModel::Flash(FlashModel {
             ftl: FtlKind::PageMapped,
             page_bytes: 4096,
-            pages_per_block: 256,
-            channels: 64,
+            pages_per_block: 1024,
+            channels: 32,
             timing: NandTiming {
                 read_us: 60.0,
                 program_us: 500.0,
@@ -374,11 +372,11 @@ fn nvme() -> SimProfile {
                 transfer_ns_per_byte: 0.0,
                 block_switch_us: 0.0,
             },
-            over_provisioning: 0.12,
+            over_provisioning: 0.35,
             read_overhead_us: 10.0,
             write_overhead_us: 8.0,
             host_ns_per_byte: 0.25,
-            write_buffer_pages: 1024,
+            write_buffer_pages: 64,
         }),
     }
 }
@@ -399,7 +397,7 @@ fn hdd() -> SimProfile {
             write_overhead_us: 100.0,
             host_ns_per_byte: 6.67,
             readahead_bytes: 2 << 20,
-            write_cache_entries: 6,
+            write_cache_entries: 14,
         }),
     }
 }

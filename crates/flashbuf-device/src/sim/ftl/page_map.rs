@@ -171,7 +171,9 @@ impl Ftl for PageMapFtl {
         debug_assert!(lpn < self.logical_pages);
         let old = self.l2p[lpn as usize];
         if old != NONE {
+            // Unmap before any collection so that GC does not copy the stale copy.
             self.invalidate(old);
+            self.l2p[lpn as usize] = NONE;
         }
         if self.wp == self.ppb {
             // Keep one free block in reserve so collection can always proceed.
