@@ -194,7 +194,7 @@ pub(super) fn run(dev: &dyn Device, opts: &ProfileOptions) -> Result<DeviceProfi
     let fast_limit = opts.focused_factor * write_seq.mean_us;
     let (focused_area, focused_us) = match focused.iter().rev().find(|(_, us)| *us <= fast_limit) {
         Some(&(a, us)) => (a, us),
-        None => (0, focused.first().map_or(f64::NAN, |f| f.1)),
+        None => (0, focused.first().map_or(0.0, |f| f.1)),
     };
 
     // 6. Random writes after the start-up phase.
@@ -225,7 +225,7 @@ pub(super) fn run(dev: &dyn Device, opts: &ProfileOptions) -> Result<DeviceProfi
         asymmetry_r: if read_random_us > 0.0 {
             write_random.mean_us / read_random_us
         } else {
-            f64::NAN
+            0.0
         },
         clock: match p.clock {
             Clock::Device => "device".into(),

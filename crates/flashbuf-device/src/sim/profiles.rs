@@ -302,7 +302,7 @@ fn usb_stick() -> SimProfile {
 }
 
 /// Mtron MOBI3500 16 GB SSD, called "Flash-25" in FD-Buffer §5 for its read/write
-/// asymmetry R ≈ 25 (8 KB random). Model: FAST with a 16-block random log pool, 4
+/// asymmetry R ≈ 25 (8 KB random). Model: FAST with a 4-block random log pool, 4
 /// channels of the reference chip, 64-page blocks.
 fn flash_25() -> SimProfile {
     SimProfile {
@@ -310,14 +310,14 @@ fn flash_25() -> SimProfile {
         source: "FD-Buffer §5 (Mtron MOBI3500, Flash-25)".into(),
         model: DeviceModel::Flash(FlashModel {
             ftl: FtlKind::Fast {
-                random_log_blocks: 16,
+                random_log_blocks: 4,
             },
             page_bytes: 4096,
             pages_per_block: 64,
             channels: 4,
             timing: NandTiming::REFERENCE,
             over_provisioning: 0.0,
-            read_overhead_us: 100.0,
+            read_overhead_us: 140.0,
             write_overhead_us: 100.0,
             host_ns_per_byte: 6.67,
             write_buffer_pages: 0,
