@@ -6,7 +6,12 @@ use flashbuf_device::{run_profile, DeviceProfile, ProfileOptions, SimDevice};
 
 const TOLERANCE: f64 = 0.20;
 
-fn profile(name: &str, capacity_mib: u64, granularity: u64, tweak: impl FnOnce(&mut ProfileOptions)) -> DeviceProfile {
+fn profile(
+    name: &str,
+    capacity_mib: u64,
+    granularity: u64,
+    tweak: impl FnOnce(&mut ProfileOptions),
+) -> DeviceProfile {
     let dev = SimDevice::by_name(name, capacity_mib << 20, 1).expect("device");
     let mut o = ProfileOptions {
         granularity_bytes: Some(granularity),
@@ -20,14 +25,18 @@ fn profile(name: &str, capacity_mib: u64, granularity: u64, tweak: impl FnOnce(&
     };
     tweak(&mut o);
     let p = run_profile(&dev, &o).expect("profile");
-    dev.check_invariants().expect("invariants after the profile");
+    dev.check_invariants()
+        .expect("invariants after the profile");
     p
 }
 
 /// Asserts `measured` within 20% of `published` and prints a table row.
 fn check(profile: &str, figure: &str, published: f64, measured: f64) {
     let err = measured / published - 1.0;
-    eprintln!("| `{profile}` | {figure} | {published} | {measured:.1} | {:+.0}% |", err * 100.0);
+    eprintln!(
+        "| `{profile}` | {figure} | {published} | {measured:.1} | {:+.0}% |",
+        err * 100.0
+    );
     assert!(
         err.abs() <= TOLERANCE,
         "{profile}: {figure}: published {published}, measured {measured:.2} ({:+.1}%)",
@@ -37,17 +46,45 @@ fn check(profile: &str, figure: &str, published: f64, measured: f64) {
 
 #[test]
 fn mtron_32k_patterns() {
-    let p = profile("mtron", 256, 32 << 10, |o| o.focused_areas = vec![4 << 20, 16 << 20]);
+    let p = profile("mtron", 256, 32 << 10, |o| {
+        o.focused_areas = vec![4 << 20, 16 << 20]
+    });
     let seq = p.write_seq_us;
     check("mtron", "32 KB sequential write, ms", 0.4, seq / 1000.0);
-    check("mtron", "32 KB random write, ms", 9.0, p.write_random_us / 1000.0);
-    check("mtron", "partitioned / sequential", 1.5, p.write_partitioned_us / seq);
-    let focused4 = p.benchmark("write-focused-4MiB").expect("4 MiB focused").mean_us;
-    eprintln!("| `mtron` | focused (4 MB) / sequential | ≤ 2.5 (≈ 2) | {:.2} | |", focused4 / seq);
-    assert!(focused4 <= 2.5 * seq, "focused within 4 MB {focused4} vs sequential {seq}");
-    eprintln!("| `mtron` | 32 KB random read, ms | < 0.4 | {:.3} | |", p.read_random_us / 1000.0);
+    check(
+        "mtron",
+        "32 KB random write, ms",
+        9.0,
+        p.write_random_us / 1000.0,
+    );
+    check(
+        "mtron",
+        "partitioned / sequential",
+        1.5,
+        p.write_partitioned_us / seq,
+    );
+    let focused4 = p
+        .benchmark("write-focused-4MiB")
+        .expect("4 MiB focused")
+        .mean_us;
+    eprintln!(
+        "| `mtron` | focused (4 MB) / sequential | ≤ 2.5 (≈ 2) | {:.2} | |",
+        focused4 / seq
+    );
+    assert!(
+        focused4 <= 2.5 * seq,
+        "focused within 4 MB {focused4} vs sequential {seq}"
+    );
+    eprintln!(
+        "| `mtron` | 32 KB random read, ms | < 0.4 | {:.3} | |",
+        p.read_random_us / 1000.0
+    );
     assert!(p.read_random_us < 400.0);
-    assert!(p.focused_area_bytes >= 4 << 20, "focused area {}", p.focused_area_bytes);
+    assert!(
+        p.focused_area_bytes >= 4 << 20,
+        "focused area {}",
+        p.focused_area_bytes
+    );
 }
 
 #[test]
@@ -57,23 +94,46 @@ fn mtron_theta_min_is_32k() {
         o.io_count = 128;
         o.granularities = vec![4 << 10, 8 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10];
     });
-    eprintln!("| `mtron` | θ_min | 32 KB | {} KB | |", p.theta_min_bytes >> 10);
+    eprintln!(
+        "| `mtron` | θ_min | 32 KB | {} KB | |",
+        p.theta_min_bytes >> 10
+    );
     assert_eq!(p.theta_min_bytes, 32 << 10);
 }
 
 #[test]
 fn sd_card_8k_random() {
     let p = profile("sd-card", 128, 8 << 10, |_| {});
-    check("sd-card", "8 KB random reads/s", 680.4, 1e6 / p.read_random_us);
-    check("sd-card", "8 KB random writes/s", 5.0, 1e6 / p.write_random_us);
+    check(
+        "sd-card",
+        "8 KB random reads/s",
+        680.4,
+        1e6 / p.read_random_us,
+    );
+    check(
+        "sd-card",
+        "8 KB random writes/s",
+        5.0,
+        1e6 / p.write_random_us,
+    );
     check("sd-card", "R", 136.2, p.asymmetry_r);
 }
 
 #[test]
 fn usb_stick_8k_random() {
     let p = profile("usb-stick", 128, 8 << 10, |_| {});
-    check("usb-stick", "8 KB random reads/s", 666.1, 1e6 / p.read_random_us);
-    check("usb-stick", "8 KB random writes/s", 1.4, 1e6 / p.write_random_us);
+    check(
+        "usb-stick",
+        "8 KB random reads/s",
+        666.1,
+        1e6 / p.read_random_us,
+    );
+    check(
+        "usb-stick",
+        "8 KB random writes/s",
+        1.4,
+        1e6 / p.write_random_us,
+    );
     check("usb-stick", "R", 475.7, p.asymmetry_r);
 }
 
@@ -89,9 +149,19 @@ fn flash_25_asymmetry() {
 fn nipu_ssd_4k_iometer() {
     let p = profile("nipu-ssd", 128, 4 << 10, |_| {});
     check("nipu-ssd", "4 KB sequential read, µs", 94.0, p.read_seq_us);
-    check("nipu-ssd", "4 KB sequential write, µs", 75.0, p.write_seq_us);
+    check(
+        "nipu-ssd",
+        "4 KB sequential write, µs",
+        75.0,
+        p.write_seq_us,
+    );
     check("nipu-ssd", "4 KB random read, µs", 106.0, p.read_random_us);
-    check("nipu-ssd", "4 KB random write, µs", 8143.0, p.write_random_us);
+    check(
+        "nipu-ssd",
+        "4 KB random write, µs",
+        8143.0,
+        p.write_random_us,
+    );
 }
 
 #[test]
@@ -100,7 +170,12 @@ fn nvme_random_write_costs_three_sequential() {
         o.random_warmup_bytes = None;
         o.random_write_ios = 4096;
     });
-    check("nvme", "4 KB random / sequential write", 3.0, p.write_random_us / p.write_seq_us);
+    check(
+        "nvme",
+        "4 KB random / sequential write",
+        3.0,
+        p.write_random_us / p.write_seq_us,
+    );
 }
 
 #[test]

@@ -13,7 +13,9 @@ fn every_profile_returns_what_was_written_and_keeps_invariants() {
         let mut x = 99u64;
         let mut model = vec![0u8; 8 << 20];
         for i in 0..600u64 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let len = 1 + (x >> 40) as usize % 20000;
             let off = (x >> 20) % ((8 << 20) - len as u64);
             let byte = (i % 251) as u8;
@@ -29,7 +31,10 @@ fn every_profile_returns_what_was_written_and_keeps_invariants() {
         assert_eq!(s.writes, 600);
         assert!(s.device_time_us > 0.0, "{name}");
         if *name != "hdd" {
-            assert!(s.host_programs >= 600 && s.flash_programs >= s.host_programs, "{name} {s:?}");
+            assert!(
+                s.host_programs >= 600 && s.flash_programs >= s.host_programs,
+                "{name} {s:?}"
+            );
             assert!(s.write_amplification() >= 1.0);
         } else {
             assert_eq!((s.erases, s.flash_programs), (0, 0));
@@ -57,7 +62,10 @@ fn unknown_profile_lists_valid_names() {
 fn ranges_and_set_len_within_capacity() {
     let d = SimDevice::by_name("nipu-ssd", 1 << 20, 1).expect("device");
     let mut b = [0u8; 16];
-    assert!(matches!(d.read_at((1 << 20) - 8, &mut b), Err(DeviceError::OutOfRange { .. })));
+    assert!(matches!(
+        d.read_at((1 << 20) - 8, &mut b),
+        Err(DeviceError::OutOfRange { .. })
+    ));
     assert!(d.write_at(1 << 20, &b).is_err());
     assert!(d.set_len(2 << 20).is_err());
     d.write_at(4096, &[5u8; 4096]).expect("write");
@@ -76,7 +84,11 @@ fn partial_page_writes_read_modify_write() {
     let before = d.stats();
     d.write_at(100, &[2u8; 10]).expect("partial");
     let s = d.stats() - before;
-    assert_eq!((s.flash_reads, s.host_programs), (1, 1), "old page read, then programmed");
+    assert_eq!(
+        (s.flash_reads, s.host_programs),
+        (1, 1),
+        "old page read, then programmed"
+    );
     let mut b = [0u8; 4096];
     d.read_at(0, &mut b).expect("read");
     assert_eq!((b[99], b[100], b[109], b[110]), (1, 2, 2, 1));
@@ -86,14 +98,26 @@ fn partial_page_writes_read_modify_write() {
 fn batches_are_atomic_on_range_errors_and_count_per_op() {
     let d = SimDevice::by_name("flash-25", 1 << 20, 1).expect("device");
     let r = d.write_batch(&[
-        WriteOp { offset: 0, data: &[1; 4096] },
-        WriteOp { offset: 1 << 20, data: &[1; 4096] },
+        WriteOp {
+            offset: 0,
+            data: &[1; 4096],
+        },
+        WriteOp {
+            offset: 1 << 20,
+            data: &[1; 4096],
+        },
     ]);
     assert!(r.is_err());
     assert_eq!(d.stats().writes, 0);
     d.write_batch(&[
-        WriteOp { offset: 0, data: &[1; 4096] },
-        WriteOp { offset: 8192, data: &[2; 4096] },
+        WriteOp {
+            offset: 0,
+            data: &[1; 4096],
+        },
+        WriteOp {
+            offset: 8192,
+            data: &[2; 4096],
+        },
     ])
     .expect("batch");
     assert_eq!(d.stats().writes, 2);
@@ -138,15 +162,17 @@ fn fingerprint(name: &str, seed: u64) -> String {
     let mut x = seed ^ 0x5eed;
     let mut b = vec![0u8; 32768];
     for i in 0..1500u64 {
-        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         let len = 4096 * (1 + (x >> 60) as usize % 8);
         let off = ((x >> 24) % ((16 << 20) / 4096 - 8)) * 4096;
-        if i % 3 == 0 {
+        if i.is_multiple_of(3) {
             d.read_at(off, &mut b[..len]).expect("read");
         } else {
             d.write_at(off, &b[..len]).expect("write");
         }
-        if i % 500 == 0 {
+        if i.is_multiple_of(500) {
             d.sync().expect("sync");
         }
     }
@@ -172,7 +198,8 @@ fn precondition_maps_everything_without_cost() {
     d.check_invariants().expect("invariants");
     // Every page is now mapped: a random overwrite goes to a log block and later merges.
     for i in 0..64u64 {
-        d.write_at((i * 37 % 2048) * 4096, &[3; 4096]).expect("write");
+        d.write_at((i * 37 % 2048) * 4096, &[3; 4096])
+            .expect("write");
     }
     assert!(d.ftl_stats().map_or(0, |f| f.full_merges) > 0);
 }

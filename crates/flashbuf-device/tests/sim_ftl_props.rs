@@ -52,7 +52,8 @@ fn burst() -> impl Strategy<Value = Burst> {
         (0..LOGICAL, 1..30u32).prop_map(|(s, n)| Burst::Seq(s, n)),
         (0..LOGICAL, 1..30u32).prop_map(|(s, n)| Burst::Reverse(s, n)),
         Just(Burst::Rewrite),
-        (prop::collection::vec(0..LOGICAL, 2..5), 1..12u32).prop_map(|(s, n)| Burst::Partitioned(s, n)),
+        (prop::collection::vec(0..LOGICAL, 2..5), 1..12u32)
+            .prop_map(|(s, n)| Burst::Partitioned(s, n)),
         (0..LOGICAL / PPB).prop_map(Burst::Block),
     ]
 }
@@ -98,7 +99,7 @@ fn run(kind: FtlKind, bursts: &[Burst], seed: u64) -> Result<(), TestCaseError> 
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     #[test]
     fn page_mapped_keeps_newest_copies(bursts in prop::collection::vec(burst(), 1..12), seed in 0..4u64) {
@@ -122,7 +123,9 @@ fn every_ftl_survives_long_random_runs_checked_every_write() {
     for kind in [
         FtlKind::PageMapped,
         FtlKind::Bast { log_blocks: 2 },
-        FtlKind::Fast { random_log_blocks: 2 },
+        FtlKind::Fast {
+            random_log_blocks: 2,
+        },
     ] {
         let mut f = ftl(kind, 3);
         let mut x = 12345u64;
@@ -131,11 +134,69 @@ fn every_ftl_survives_long_random_runs_checked_every_write() {
             x ^= x >> 7;
             x ^= x << 17;
             // Half hot (one block), half uniform.
-            let lpn = if x % 2 == 0 { (x >> 8) as u32 % PPB } else { (x >> 8) as u32 % LOGICAL };
+            let lpn = if x.is_multiple_of(2) {
+                (x >> 8) as u32 % PPB
+            } else {
+                (x >> 8) as u32 % LOGICAL
+            };
             f.write(lpn, seq);
             if let Err(e) = f.check_invariants() {
                 panic!("{kind:?} after write {seq} of lpn {lpn}: {e}");
             }
+        }
+    }
+}
+
+/// Soak: a million mixed writes per FTL on a larger array, invariants checked every 50,000.
+/// Ignored by default (about a second in release, half a minute unoptimized); run with
+/// `cargo test --release -p flashbuf-device --test sim_ftl_props -- --ignored soak`.
+#[test]
+#[ignore = "soak test: run explicitly"]
+fn soak_million_writes_per_ftl() {
+    const L: u32 = 64 * 256;
+    for kind in [
+        FtlKind::PageMapped,
+        FtlKind::Bast { log_blocks: 16 },
+        FtlKind::Fast {
+            random_log_blocks: 16,
+        },
+    ] {
+        let geo = NandGeometry {
+            page_bytes: 4096,
+            pages_per_block: 64,
+            blocks: 256 + 20,
+            channels: 4,
+        };
+        let mut f = build_ftl(
+            kind,
+            Nand::new(geo, NandTiming::REFERENCE).expect("geometry"),
+            L,
+            9,
+        )
+        .expect("ftl");
+        let mut last = vec![0u64; L as usize];
+        let mut x = 0x1234_5678u64;
+        for seq in 1..=1_000_000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let lpn = match x % 4 {
+                0 => (seq as u32) % L,      // sequential stream
+                1 => (x >> 8) as u32 % 512, // hot spot
+                _ => (x >> 8) as u32 % L,   // uniform
+            };
+            f.write(lpn, seq);
+            last[lpn as usize] = seq;
+            if seq % 50_000 == 0 {
+                f.check_invariants()
+                    .unwrap_or_else(|e| panic!("{kind:?} at {seq}: {e}"));
+            }
+        }
+        for lpn in 0..L {
+            assert_eq!(
+                f.read(lpn).map(|s| s.seq),
+                (last[lpn as usize] > 0).then_some(last[lpn as usize])
+            );
         }
     }
 }

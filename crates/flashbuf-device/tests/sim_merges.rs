@@ -42,7 +42,10 @@ impl Writer {
 
 #[test]
 fn first_writes_go_in_place_without_merges() {
-    let mut w = Writer { f: ftl(FtlKind::Bast { log_blocks: 2 }, 3), seq: 0 };
+    let mut w = Writer {
+        f: ftl(FtlKind::Bast { log_blocks: 2 }, 3),
+        seq: 0,
+    };
     w.prefill();
     w.seq = 0;
     let s = w.stats();
@@ -51,14 +54,20 @@ fn first_writes_go_in_place_without_merges() {
 
 #[test]
 fn bast_switch_partial_and_full_merges() {
-    let mut w = Writer { f: ftl(FtlKind::Bast { log_blocks: 2 }, 3), seq: 0 };
+    let mut w = Writer {
+        f: ftl(FtlKind::Bast { log_blocks: 2 }, 3),
+        seq: 0,
+    };
     w.prefill();
     // Switch: logical block 0 rewritten in order fills its log block in order.
     for off in 0..PPB {
         w.w(0, off);
     }
     let s = w.stats();
-    assert_eq!((s.switch_merges, s.partial_merges, s.full_merges), (1, 0, 0));
+    assert_eq!(
+        (s.switch_merges, s.partial_merges, s.full_merges),
+        (1, 0, 0)
+    );
     assert_eq!((s.erases, s.copied_pages), (1, 0));
     // Block 1's log gets pages 0..3 in order; block 2's log gets page 5.
     for off in 0..3 {
@@ -69,13 +78,19 @@ fn bast_switch_partial_and_full_merges() {
     // merged: pages 3..7 are copied into it, the old data block is erased.
     w.w(3, 5);
     let s = w.stats();
-    assert_eq!((s.switch_merges, s.partial_merges, s.full_merges), (1, 1, 0));
+    assert_eq!(
+        (s.switch_merges, s.partial_merges, s.full_merges),
+        (1, 1, 0)
+    );
     assert_eq!((s.erases, s.copied_pages), (2, 5));
     // A fourth: block 2's log (page 5 at position 0) is out of order: full merge, all 8
     // pages copied to a free block, data and log blocks erased.
     w.w(4, 1);
     let s = w.stats();
-    assert_eq!((s.switch_merges, s.partial_merges, s.full_merges), (1, 1, 1));
+    assert_eq!(
+        (s.switch_merges, s.partial_merges, s.full_merges),
+        (1, 1, 1)
+    );
     assert_eq!((s.erases, s.copied_pages), (4, 13));
     // An overfilled log (a hot page rewritten 8 times) is fully merged when it fills.
     for _ in 0..PPB {
@@ -89,14 +104,25 @@ fn bast_switch_partial_and_full_merges() {
 
 #[test]
 fn fast_switch_partial_and_victim_full_merges() {
-    let mut w = Writer { f: ftl(FtlKind::Fast { random_log_blocks: 2 }, 4), seq: 0 };
+    let mut w = Writer {
+        f: ftl(
+            FtlKind::Fast {
+                random_log_blocks: 2,
+            },
+            4,
+        ),
+        seq: 0,
+    };
     w.prefill();
     // Switch: block 0 rewritten in order through the sequential log block.
     for off in 0..PPB {
         w.w(0, off);
     }
     let s = w.stats();
-    assert_eq!((s.switch_merges, s.partial_merges, s.full_merges, s.erases), (1, 0, 0, 1));
+    assert_eq!(
+        (s.switch_merges, s.partial_merges, s.full_merges, s.erases),
+        (1, 0, 0, 1)
+    );
     // Partial: block 1 pages 0..3 in the SW log, then an offset-0 write elsewhere evicts
     // it: pages 3..7 are copied from the data block.
     for off in 0..3 {
@@ -104,7 +130,10 @@ fn fast_switch_partial_and_victim_full_merges() {
     }
     w.w(2, 0);
     let s = w.stats();
-    assert_eq!((s.switch_merges, s.partial_merges, s.full_merges), (1, 1, 0));
+    assert_eq!(
+        (s.switch_merges, s.partial_merges, s.full_merges),
+        (1, 1, 0)
+    );
     assert_eq!((s.erases, s.copied_pages), (2, 5));
     // Random updates fill the two RW log blocks: pages 3 then 4 of blocks 3..10.
     for i in 0..2 * PPB {
@@ -125,13 +154,19 @@ fn fast_switch_partial_and_victim_full_merges() {
     w.w(2, 1);
     w.w(5, 0);
     let s = w.stats();
-    assert_eq!((s.switch_merges, s.partial_merges, s.full_merges), (1, 1, 9));
+    assert_eq!(
+        (s.switch_merges, s.partial_merges, s.full_merges),
+        (1, 1, 9)
+    );
     assert_eq!(s.flash_programs, s.host_programs + s.copied_pages);
 }
 
 #[test]
 fn page_mapped_greedy_gc_picks_the_emptiest_block() {
-    let mut w = Writer { f: ftl(FtlKind::PageMapped, 3), seq: 0 };
+    let mut w = Writer {
+        f: ftl(FtlKind::PageMapped, 3),
+        seq: 0,
+    };
     w.prefill();
     // Rewrite logical block 5 twice: its old pages are all stale, so collection (which the
     // spare blocks make necessary) reclaims fully invalid blocks and copies nothing.

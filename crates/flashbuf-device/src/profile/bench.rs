@@ -28,9 +28,9 @@ struct Prober<'a> {
 }
 
 fn human(bytes: u64) -> String {
-    if bytes >= 1 << 20 && bytes % (1 << 20) == 0 {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
         format!("{}MiB", bytes >> 20)
-    } else if bytes >= 1 << 10 && bytes % (1 << 10) == 0 {
+    } else if bytes >= 1 << 10 && bytes.is_multiple_of(1 << 10) {
         format!("{}KiB", bytes >> 10)
     } else {
         format!("{bytes}B")
@@ -55,6 +55,7 @@ impl Prober<'_> {
 
     /// Runs `warmup + ios` I/Os at the offsets `at(i)` gives, keeps the measured ones,
     /// syncs (unmeasured) and records the result.
+    #[allow(clippy::too_many_arguments)]
     fn bench(
         &mut self,
         name: String,
@@ -67,7 +68,7 @@ impl Prober<'_> {
     ) -> Result<BenchResult, DeviceError> {
         self.lat.clear();
         for i in 0..warmup + ios {
-            let op = if i % 2 == 0 { ops.0 } else { ops.1 };
+            let op = if i.is_multiple_of(2) { ops.0 } else { ops.1 };
             let us = self.io(op, at(i), io_bytes)?;
             if i >= warmup {
                 self.lat.push(us);
@@ -102,7 +103,7 @@ pub(super) fn run(dev: &dyn Device, opts: &ProfileOptions) -> Result<DeviceProfi
     let align = dev.alignment().max(1) as u64;
     let mut sizes: Vec<u64> = opts.granularities.clone();
     sizes.push(g);
-    if sizes.iter().any(|&s| s == 0 || s % align != 0) {
+    if sizes.iter().any(|&s| s == 0 || !s.is_multiple_of(align)) {
         return Err(config(format!(
             "I/O sizes {sizes:?} must be positive multiples of the device alignment {align}"
         )));
@@ -153,11 +154,35 @@ pub(super) fn run(dev: &dyn Device, opts: &ProfileOptions) -> Result<DeviceProfi
 
     // 2. Reads.
     let slots = area / g;
-    let read_seq = p.bench("read-seq".into(), (Op::Read, Op::Read), g, area, warm, ios, |i| (i % slots) * g)?;
-    let read_random = p.bench("read-random".into(), (Op::Read, Op::Read), g, area, warm, ios, |_| random(g, slots))?;
+    let read_seq = p.bench(
+        "read-seq".into(),
+        (Op::Read, Op::Read),
+        g,
+        area,
+        warm,
+        ios,
+        |i| (i % slots) * g,
+    )?;
+    let read_random = p.bench(
+        "read-random".into(),
+        (Op::Read, Op::Read),
+        g,
+        area,
+        warm,
+        ios,
+        |_| random(g, slots),
+    )?;
 
     // 3.-4. Sequential and partitioned writes.
-    let write_seq = p.bench("write-seq".into(), (Op::Write, Op::Write), g, area, warm, ios, |i| (i % slots) * g)?;
+    let write_seq = p.bench(
+        "write-seq".into(),
+        (Op::Write, Op::Write),
+        g,
+        area,
+        warm,
+        ios,
+        |i| (i % slots) * g,
+    )?;
     let parts = u64::from(opts.partitions).min(slots);
     let part_slots = slots / parts;
     let write_part = p.bench(
@@ -289,17 +314,35 @@ pub(super) fn run(dev: &dyn Device, opts: &ProfileOptions) -> Result<DeviceProfi
     }
 
     // 9. Order.
-    p.bench("order-write-reverse".into(), (Op::Write, Op::Write), g, area, warm, ios, |i| {
-        (slots - 1 - i % slots) * g
-    })?;
-    p.bench("order-write-stride-2".into(), (Op::Write, Op::Write), g, area, warm, ios, |i| {
-        ((2 * i) % slots) * g
-    })?;
+    p.bench(
+        "order-write-reverse".into(),
+        (Op::Write, Op::Write),
+        g,
+        area,
+        warm,
+        ios,
+        |i| (slots - 1 - i % slots) * g,
+    )?;
+    p.bench(
+        "order-write-stride-2".into(),
+        (Op::Write, Op::Write),
+        g,
+        area,
+        warm,
+        ios,
+        |i| ((2 * i) % slots) * g,
+    )?;
 
     // 10. Mix.
-    p.bench("mix-read-write-random".into(), (Op::Read, Op::Write), g, area, warm, ios, |_| {
-        random(g, slots)
-    })?;
+    p.bench(
+        "mix-read-write-random".into(),
+        (Op::Read, Op::Write),
+        g,
+        area,
+        warm,
+        ios,
+        |_| random(g, slots),
+    )?;
 
     profile.theta_min_bytes = theta_min;
     profile.benchmarks = p.results;

@@ -107,7 +107,10 @@ fn build_flash(f: &FlashModel, capacity: u64, seed: u64) -> Result<Flash, String
         return Err("page size and pages per block must be positive".into());
     }
     if !(0.0..=10.0).contains(&f.over_provisioning) {
-        return Err(format!("over-provisioning {} out of 0..=10", f.over_provisioning));
+        return Err(format!(
+            "over-provisioning {} out of 0..=10",
+            f.over_provisioning
+        ));
     }
     let logical_pages = u32::try_from(capacity.div_ceil(page))
         .map_err(|_| format!("{capacity} bytes is too many {page}-byte pages"))?;
@@ -210,7 +213,11 @@ impl SimDevice {
     /// the blocks the capacity needs plus the FTL's log blocks and the profile's
     /// over-provisioning. `seed` shuffles the initial free-block order (and the disk's
     /// spindle phase). The bytes live in memory (allocated lazily by the OS).
-    pub fn new(profile: SimProfile, capacity_bytes: u64, seed: u64) -> Result<SimDevice, DeviceError> {
+    pub fn new(
+        profile: SimProfile,
+        capacity_bytes: u64,
+        seed: u64,
+    ) -> Result<SimDevice, DeviceError> {
         if capacity_bytes == 0 || capacity_bytes > MAX_CAPACITY {
             return Err(DeviceError::Config(format!(
                 "simulated device capacity {capacity_bytes} bytes: must be 1..={MAX_CAPACITY}"
@@ -226,8 +233,9 @@ impl SimDevice {
                     .map_err(|e| DeviceError::Config(format!("sim:{}: {e}", profile.name)))?,
             )),
         };
-        let image_len = usize::try_from(capacity_bytes)
-            .map_err(|_| DeviceError::Config(format!("{capacity_bytes} bytes do not fit in memory")))?;
+        let image_len = usize::try_from(capacity_bytes).map_err(|_| {
+            DeviceError::Config(format!("{capacity_bytes} bytes do not fit in memory"))
+        })?;
         Ok(SimDevice {
             profile,
             capacity: capacity_bytes,
@@ -262,7 +270,10 @@ impl SimDevice {
     pub fn info(&self) -> SimInfo {
         let inner = self.inner.lock();
         let (ftl, geometry) = match &inner.backend {
-            Backend::Flash(f) => (f.ftl.kind().name().to_string(), Some(f.ftl.nand().geometry())),
+            Backend::Flash(f) => (
+                f.ftl.kind().name().to_string(),
+                Some(f.ftl.nand().geometry()),
+            ),
             Backend::Hdd(_) => ("none".to_string(), None),
         };
         SimInfo {
@@ -310,7 +321,13 @@ impl SimDevice {
     /// nothing on the disk.
     pub fn precondition(&self) {
         let mut inner = self.inner.lock();
-        let Inner { backend, seq, stats, now_ns, .. } = &mut *inner;
+        let Inner {
+            backend,
+            seq,
+            stats,
+            now_ns,
+            ..
+        } = &mut *inner;
         if let Backend::Flash(f) = backend {
             for lpn in 0..f.ftl.logical_pages() {
                 *seq += 1;

@@ -17,7 +17,38 @@
 //! (default options, seed 1) on a device of the stated size; the test asserts each row
 //! within 20%.
 //!
-//! CALIBRATION-TABLE
+//! | profile (capacity) | figure | published | measured | error |
+//! |---|---|---|---|---|
+//! | `mtron` (256 MB) | 32 KB sequential write | 0.4 ms | 0.41 ms | +3% |
+//! | `mtron` | 32 KB random write | 9 ms | 8.4 ms | −7% |
+//! | `mtron` | partitioned (4) / sequential | ≈ 1.5 | 1.46 | −3% |
+//! | `mtron` | focused within 4 MB / sequential | ≈ 2, ≤ 2.5 | 2.38 | (≤ 2.5 asserted) |
+//! | `mtron` | 32 KB random read | < 0.4 ms | 0.14 ms | (bound asserted) |
+//! | `mtron` (64 MB) | θ_min | 32 KB | 32 KB | exact |
+//! | `sd-card` (128 MB) | 8 KB random reads/s | 680.4 | 737.8 | +8% |
+//! | `sd-card` | 8 KB random writes/s | 5.0 | 5.2 | +5% |
+//! | `sd-card` | R | 136.2 | 140.7 | +3% |
+//! | `usb-stick` (128 MB) | 8 KB random reads/s | 666.1 | 729.7 | +10% |
+//! | `usb-stick` | 8 KB random writes/s | 1.4 | 1.5 | +7% |
+//! | `usb-stick` | R | 475.7 | 485.3 | +2% |
+//! | `flash-25` (128 MB) | R (8 KB random) | ≈ 25 | 22.9 | −8% (26.5 at 512 MB, 27.4 at 1 GB) |
+//! | `nipu-ssd` (128 MB) | 4 KB sequential read | 94 µs | 93.6 µs | −0% |
+//! | `nipu-ssd` | 4 KB sequential write | 75 µs | 83.4 µs | +11% |
+//! | `nipu-ssd` | 4 KB random read | 106 µs | 93.6 µs | −12% |
+//! | `nipu-ssd` | 4 KB random write | 8,143 µs | 7,796 µs | −4% |
+//! | `nvme` (128 MB) | 4 KB random / sequential write | ≈ 3 | 3.1 | +2% |
+//! | `hdd` (64 MB) | 4 KB random read | 13,146 µs | 12,505 µs | −5% |
+//! | `hdd` | 4 KB random write | 6,738 µs | 6,887 µs | +2% |
+//! | `hdd` | 4 KB sequential read | 127 µs | 127.3 µs | +0% |
+//! | `hdd` | 4 KB sequential write | 183 µs | 183.1 µs | +0% |
+//!
+//! Options of the test: 256 measured I/Os after 64 start-up ones, no granularity sweep;
+//! random writes measured after the area was written over once where the model has a
+//! start-up phase (`flash-25`'s FAST log pool, `nvme`'s garbage collection; 4,096 measured
+//! for `nvme`, 1,024 for `hdd`). Known limits: the hybrid FTL models give the same latency
+//! to sequential and random reads (the NIPU SSD's random reads are 12% slower); FAST's and
+//! the page-mapped FTL's random-write cost depends on the ratio of log pool (or spare
+//! space) to capacity, so very small devices look faster than the real ones.
 //!
 //! Every parameter is a public field of [`SimProfile`]: the lab may override channels,
 //! over-provisioning, log blocks, timings, ... ([`SimProfile::set_option`]).
@@ -170,9 +201,7 @@ impl SimProfile {
     /// `sim:mtron:channels=4,op=0.1`. Unknown keys are errors listing the valid ones.
     /// `log-blocks` sets BAST's log blocks or FAST's random log pool.
     pub fn set_option(&mut self, key: &str, value: &str) -> Result<(), DeviceError> {
-        let bad = |what: &str| {
-            DeviceError::Config(format!("option {key}={value}: {what}"))
-        };
+        let bad = |what: &str| DeviceError::Config(format!("option {key}={value}: {what}"));
         let num = |v: &str| -> Result<f64, DeviceError> {
             v.parse::<f64>()
                 .ok()
@@ -195,7 +224,9 @@ impl SimProfile {
                 "log-blocks" => match &mut f.ftl {
                     FtlKind::Bast { log_blocks } => *log_blocks = int(value)?,
                     FtlKind::Fast { random_log_blocks } => *random_log_blocks = int(value)?,
-                    FtlKind::PageMapped => return Err(bad("the page-mapped FTL has no log blocks")),
+                    FtlKind::PageMapped => {
+                        return Err(bad("the page-mapped FTL has no log blocks"))
+                    }
                 },
                 _ => {
                     return Err(bad(&format!("unknown key; valid: {}", keys.join(", "))));

@@ -146,7 +146,12 @@ impl BastFtl {
 
     /// Merges log slot `slot` with its data block (switch, partial or full) and frees it.
     fn merge(&mut self, slot: usize) {
-        let LogSlot { block: log, lbn, wp, .. } = self.slots[slot];
+        let LogSlot {
+            block: log,
+            lbn,
+            wp,
+            ..
+        } = self.slots[slot];
         debug_assert_ne!(log, NONE);
         let data = self.data_blk[lbn as usize];
         debug_assert_ne!(data, NONE);
@@ -286,13 +291,19 @@ impl Ftl for BastFtl {
             }
             data_blocks += 1;
             if self.blocks.role[d as usize] != Role::Data {
-                return Err(format!("data block {d} of lbn {lbn} has role {:?}", self.blocks.role[d as usize]));
+                return Err(format!(
+                    "data block {d} of lbn {lbn} has role {:?}",
+                    self.blocks.role[d as usize]
+                ));
             }
             // A data block's programmed pages hold their own offset of their own lbn.
             for off in 0..ppb {
                 let s = self.nand.stamp(d * ppb + off);
                 if !s.is_erased() && s.lpn != lbn as u32 * ppb + off {
-                    return Err(format!("data block {d} of lbn {lbn}: page {off} holds lpn {}", s.lpn));
+                    return Err(format!(
+                        "data block {d} of lbn {lbn}: page {off} holds lpn {}",
+                        s.lpn
+                    ));
                 }
             }
         }
@@ -303,10 +314,16 @@ impl Ftl for BastFtl {
             }
             logs += 1;
             if self.log_of[s.lbn as usize] != i as u32 {
-                return Err(format!("log slot {i} claims lbn {} which points elsewhere", s.lbn));
+                return Err(format!(
+                    "log slot {i} claims lbn {} which points elsewhere",
+                    s.lbn
+                ));
             }
             if self.blocks.role[s.block as usize] != Role::Log {
-                return Err(format!("log block {} has role {:?}", s.block, self.blocks.role[s.block as usize]));
+                return Err(format!(
+                    "log block {} has role {:?}",
+                    s.block, self.blocks.role[s.block as usize]
+                ));
             }
             if s.wp >= ppb {
                 return Err(format!("log slot {i} is full but not merged"));
@@ -314,7 +331,10 @@ impl Ftl for BastFtl {
             for pos in 0..ppb {
                 let st = self.nand.stamp(s.block * ppb + pos);
                 if st.is_erased() != (pos >= s.wp) {
-                    return Err(format!("log block {}: page {pos} disagrees with write pointer {}", s.block, s.wp));
+                    return Err(format!(
+                        "log block {}: page {pos} disagrees with write pointer {}",
+                        s.block, s.wp
+                    ));
                 }
                 if pos < s.wp {
                     let off = self.slot_offsets[i * ppb as usize + pos as usize] as u32;
@@ -328,7 +348,12 @@ impl Ftl for BastFtl {
             return Err("log_of and log slots disagree".to_string());
         }
         let logs_by_role = self.blocks.role.iter().filter(|&&r| r == Role::Log).count();
-        let data_by_role = self.blocks.role.iter().filter(|&&r| r == Role::Data).count();
+        let data_by_role = self
+            .blocks
+            .role
+            .iter()
+            .filter(|&&r| r == Role::Data)
+            .count();
         if logs_by_role != logs || data_by_role != data_blocks {
             return Err(format!(
                 "roles: {logs_by_role} log / {data_by_role} data blocks, maps: {logs} / {data_blocks}"

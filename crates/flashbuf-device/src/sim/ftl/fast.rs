@@ -146,7 +146,8 @@ impl FastFtl {
             return;
         };
         let base = lbn * self.ppb;
-        let all_newest = (0..wp).all(|pos| self.loc[(base + pos) as usize] == block * self.ppb + pos);
+        let all_newest =
+            (0..wp).all(|pos| self.loc[(base + pos) as usize] == block * self.ppb + pos);
         if !all_newest {
             self.full_merge(lbn);
             return;
@@ -304,12 +305,18 @@ impl Ftl for FastFtl {
             }
             data_blocks += 1;
             if self.blocks.role[d as usize] != Role::Data {
-                return Err(format!("data block {d} of lbn {lbn} has role {:?}", self.blocks.role[d as usize]));
+                return Err(format!(
+                    "data block {d} of lbn {lbn} has role {:?}",
+                    self.blocks.role[d as usize]
+                ));
             }
             for off in 0..ppb {
                 let s = self.nand.stamp(d * ppb + off);
                 if !s.is_erased() && s.lpn != lbn as u32 * ppb + off {
-                    return Err(format!("data block {d} of lbn {lbn}: page {off} holds lpn {}", s.lpn));
+                    return Err(format!(
+                        "data block {d} of lbn {lbn}: page {off} holds lpn {}",
+                        s.lpn
+                    ));
                 }
             }
         }
@@ -317,7 +324,10 @@ impl Ftl for FastFtl {
         if let Some(sw) = self.sw {
             logs += 1;
             if self.blocks.role[sw.block as usize] != Role::Log {
-                return Err(format!("SW log block {} has role {:?}", sw.block, self.blocks.role[sw.block as usize]));
+                return Err(format!(
+                    "SW log block {} has role {:?}",
+                    sw.block, self.blocks.role[sw.block as usize]
+                ));
             }
             if sw.wp == 0 || sw.wp >= ppb {
                 return Err(format!("SW log write pointer {} out of 1..{ppb}", sw.wp));
@@ -328,7 +338,10 @@ impl Ftl for FastFtl {
             for pos in 0..ppb {
                 let s = self.nand.stamp(sw.block * ppb + pos);
                 if s.is_erased() != (pos >= sw.wp) {
-                    return Err(format!("SW log page {pos} disagrees with write pointer {}", sw.wp));
+                    return Err(format!(
+                        "SW log page {pos} disagrees with write pointer {}",
+                        sw.wp
+                    ));
                 }
                 if pos < sw.wp && s.lpn != sw.lbn * ppb + pos {
                     return Err(format!("SW log position {pos} holds lpn {}", s.lpn));
@@ -336,22 +349,40 @@ impl Ftl for FastFtl {
             }
         }
         if self.rw.len() > self.rw_max as usize {
-            return Err(format!("{} RW log blocks, pool of {}", self.rw.len(), self.rw_max));
+            return Err(format!(
+                "{} RW log blocks, pool of {}",
+                self.rw.len(),
+                self.rw_max
+            ));
         }
         for (i, &b) in self.rw.iter().enumerate() {
             logs += 1;
             if self.blocks.role[b as usize] != Role::Log {
-                return Err(format!("RW log block {b} has role {:?}", self.blocks.role[b as usize]));
+                return Err(format!(
+                    "RW log block {b} has role {:?}",
+                    self.blocks.role[b as usize]
+                ));
             }
-            let filled = if i + 1 == self.rw.len() { self.rw_wp } else { ppb };
+            let filled = if i + 1 == self.rw.len() {
+                self.rw_wp
+            } else {
+                ppb
+            };
             for pos in 0..ppb {
                 if self.nand.is_erased(b * ppb + pos) != (pos >= filled) {
-                    return Err(format!("RW log block {b}: page {pos} disagrees with fill {filled}"));
+                    return Err(format!(
+                        "RW log block {b}: page {pos} disagrees with fill {filled}"
+                    ));
                 }
             }
         }
         let logs_by_role = self.blocks.role.iter().filter(|&&r| r == Role::Log).count();
-        let data_by_role = self.blocks.role.iter().filter(|&&r| r == Role::Data).count();
+        let data_by_role = self
+            .blocks
+            .role
+            .iter()
+            .filter(|&&r| r == Role::Data)
+            .count();
         if logs_by_role != logs || data_by_role != data_blocks {
             return Err(format!(
                 "roles: {logs_by_role} log / {data_by_role} data blocks, maps: {logs} / {data_blocks}"

@@ -203,7 +203,10 @@ impl Blocks {
     /// Erases `block` (which must hold no valid page) and returns it to the free queue.
     #[inline]
     pub(crate) fn release(&mut self, nand: &mut Nand, block: u32) {
-        debug_assert_eq!(self.valid[block as usize], 0, "erasing block {block} with valid pages");
+        debug_assert_eq!(
+            self.valid[block as usize], 0,
+            "erasing block {block} with valid pages"
+        );
         debug_assert_ne!(self.role[block as usize], Role::Free);
         nand.erase(block);
         self.role[block as usize] = Role::Free;

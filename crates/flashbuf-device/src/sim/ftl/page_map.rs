@@ -226,7 +226,12 @@ impl Ftl for PageMapFtl {
         if self.blocks.role[self.active as usize] != Role::Active {
             return Err(format!("active block {} lost its role", self.active));
         }
-        let actives = self.blocks.role.iter().filter(|&&r| r == Role::Active).count();
+        let actives = self
+            .blocks
+            .role
+            .iter()
+            .filter(|&&r| r == Role::Active)
+            .count();
         if actives != 1 {
             return Err(format!("{actives} active blocks"));
         }
@@ -266,7 +271,12 @@ impl Ftl for PageMapFtl {
                 b = self.next[b as usize];
             }
         }
-        let sealed = self.blocks.role.iter().filter(|&&r| r == Role::Data).count();
+        let sealed = self
+            .blocks
+            .role
+            .iter()
+            .filter(|&&r| r == Role::Data)
+            .count();
         if sealed != in_bucket {
             return Err(format!("{sealed} sealed blocks but {in_bucket} in buckets"));
         }
