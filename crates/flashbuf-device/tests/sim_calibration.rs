@@ -186,3 +186,25 @@ fn hdd_4k_iometer() {
     check("hdd", "4 KB sequential read, µs", 127.0, p.read_seq_us);
     check("hdd", "4 KB sequential write, µs", 183.0, p.write_seq_us);
 }
+
+/// Calibration aid: prints the full default-option profile of every simulated device (or of
+/// those named in `FLASHBUF_SIM_PROFILE`, comma-separated) at 256 MiB. Run with
+/// `cargo test --release -p flashbuf-device --test sim_calibration -- --ignored --nocapture print`.
+#[test]
+#[ignore = "prints tables for calibration work"]
+fn print_default_profiles() {
+    let wanted = std::env::var("FLASHBUF_SIM_PROFILE").unwrap_or_default();
+    for name in flashbuf_device::sim_profile_names() {
+        if !wanted.is_empty() && !wanted.split(',').any(|w| w == *name) {
+            continue;
+        }
+        let dev = SimDevice::by_name(name, 256 << 20, 1).expect("device");
+        let p = run_profile(&dev, &ProfileOptions::default()).expect("profile");
+        println!(
+            "{}\nftl {:?}\nwear {:?}\n",
+            p.to_table(),
+            dev.ftl_stats(),
+            dev.wear()
+        );
+    }
+}

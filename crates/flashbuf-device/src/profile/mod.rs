@@ -16,7 +16,7 @@
 //! 3. *write-seq*: consecutive writes;
 //! 4. *write-partitioned*: `partitions` sequential runs in distinct, equal parts of the
 //!    area, written round-robin (uFLIP's partitioning);
-//! 5. *write-focused-<size>*: random aligned writes within an area of each size of
+//! 5. *write-focused-SIZE*: random aligned writes within an area of each size of
 //!    [`ProfileOptions::focused_areas`] (uFLIP's locality), after writing over the area
 //!    twice, measuring at least one area's worth of I/Os;
 //! 6. *write-random*: random aligned writes over the whole area, after a warm-up of
