@@ -6,6 +6,9 @@
 //!   file lock) and [`MemDevice`].
 //! - Wrappers (decorators over any device): [`CountingDevice`] (counts requests by kind) and
 //!   [`CostDevice`] (fixed per-read and per-write latency on a virtual clock).
+//! - [`sim`]: simulated flash (NAND array, page-mapped / BAST / FAST FTLs) and disk devices
+//!   on a virtual clock, with the papers' devices as named profiles ([`SimDevice`]).
+//! - [`profile`]: a uFLIP-style profiler that measures any device ([`run_profile`]).
 //!
 //! Devices are `Send + Sync`; every method takes `&self` so several threads can do I/O at
 //! once. No device keeps global state or reads the wall clock, except that a real file
@@ -17,12 +20,16 @@ mod counting;
 mod error;
 mod file;
 mod memory;
+pub mod profile;
+pub mod sim;
 
 pub use cost::{CostDevice, LatencyModel};
 pub use counting::{CountingDevice, IoCounts};
 pub use error::{DeviceError, IoOp};
 pub use file::{FileDevice, FileDeviceOptions};
 pub use memory::MemDevice;
+pub use profile::{run_profile, DeviceProfile, ProfileOptions};
+pub use sim::{sim_profile_names, SimDevice, SimProfile};
 
 use flashbuf_core::DeviceStats;
 use std::sync::Arc;
