@@ -107,6 +107,10 @@ impl<D: Device> Device for CostDevice<D> {
         self.inner.set_len(len)
     }
 
+    fn max_len(&self) -> Option<u64> {
+        self.inner.max_len()
+    }
+
     fn stats(&self) -> DeviceStats {
         DeviceStats {
             device_time_us: self.clock_us(),

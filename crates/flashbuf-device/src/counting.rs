@@ -127,6 +127,10 @@ impl<D: Device> Device for CountingDevice<D> {
         self.inner.set_len(len)
     }
 
+    fn max_len(&self) -> Option<u64> {
+        self.inner.max_len()
+    }
+
     fn stats(&self) -> DeviceStats {
         self.inner.stats()
     }

@@ -81,6 +81,11 @@ pub trait Device: Send + Sync {
     }
     /// Grows or shrinks the device to `len` bytes; new bytes read as zero.
     fn set_len(&self, len: u64) -> Result<(), DeviceError>;
+    /// The largest length `set_len` accepts, if the device has a fixed capacity
+    /// (simulated flash); `None` for devices that grow freely (files, memory).
+    fn max_len(&self) -> Option<u64> {
+        None
+    }
     /// Counters since the device was opened.
     fn stats(&self) -> DeviceStats;
     /// Required alignment of offsets, lengths and buffer addresses (1 = none).
@@ -109,6 +114,9 @@ impl<D: Device + ?Sized> Device for Arc<D> {
     }
     fn set_len(&self, len: u64) -> Result<(), DeviceError> {
         (**self).set_len(len)
+    }
+    fn max_len(&self) -> Option<u64> {
+        (**self).max_len()
     }
     fn stats(&self) -> DeviceStats {
         (**self).stats()
@@ -139,6 +147,9 @@ impl<D: Device + ?Sized> Device for Box<D> {
     }
     fn set_len(&self, len: u64) -> Result<(), DeviceError> {
         (**self).set_len(len)
+    }
+    fn max_len(&self) -> Option<u64> {
+        (**self).max_len()
     }
     fn stats(&self) -> DeviceStats {
         (**self).stats()

@@ -3,13 +3,18 @@
 
 use crate::spec::Spec;
 use crate::LabError;
+use flashbuf_device::sim::{sim_profile_names, SimDevice, SimProfile};
 use flashbuf_device::{CostDevice, Device, FileDevice, FileDeviceOptions, LatencyModel, MemDevice};
 use flashbuf_pool::policy::{Lru, Policy};
 use flashbuf_store::{DirectStore, DirectStoreConfig, PageStore};
 use std::path::PathBuf;
 
 /// Device names.
-pub const DEVICE_NAMES: &[&str] = &["memory", "cost", "file:PATH"];
+pub const DEVICE_NAMES: &[&str] = &["memory", "cost", "file:PATH", "sim:PROFILE"];
+
+/// Logical bytes a simulated device gets beyond the trace's data (superblocks, staging
+/// areas, logs; unused logical space costs a page-mapped or hybrid FTL nothing).
+pub const SIM_SLACK_BYTES: u64 = 64 << 20;
 /// Store names.
 pub const STORE_NAMES: &[&str] = &["direct"];
 /// Policy names.
@@ -50,7 +55,7 @@ pub struct BuiltDevice {
 }
 
 /// Builds the device named by `spec`.
-pub fn build_device(spec: &Spec, _ctx: &BuildContext) -> Result<BuiltDevice, LabError> {
+pub fn build_device(spec: &Spec, ctx: &BuildContext) -> Result<BuiltDevice, LabError> {
     let device: Box<dyn Device> = match spec.name.as_str() {
         "memory" => {
             spec.allow(&[])?;
@@ -91,12 +96,41 @@ pub fn build_device(spec: &Spec, _ctx: &BuildContext) -> Result<BuiltDevice, Lab
                 cleanup: (!existed).then_some(path),
             });
         }
+        "sim" => Box::new(build_sim(spec, ctx)?),
         other => return Err(unknown("device", other, DEVICE_NAMES)),
     };
     Ok(BuiltDevice {
         device,
         cleanup: None,
     })
+}
+
+/// Builds `sim:PROFILE[:opts]`: `seed` and `precondition` (write the whole device once
+/// first, at no cost, as the papers' aged devices) are the lab's; every other option goes to
+/// the profile (`SimProfile::set_option`, which lists its keys on error).
+pub fn build_sim(spec: &Spec, ctx: &BuildContext) -> Result<SimDevice, LabError> {
+    let name = spec.arg.as_deref().unwrap_or_default();
+    let mut profile = SimProfile::by_name(name).map_err(|e| {
+        LabError::Usage(format!(
+            "{e} (profiles: {})",
+            sim_profile_names().join(", ")
+        ))
+    })?;
+    let seed: u64 = spec.get("seed", ctx.seed)?;
+    let precondition: bool = spec.get("precondition", false)?;
+    for (k, v) in &spec.opts {
+        if k != "seed" && k != "precondition" {
+            profile.set_option(k, v).map_err(|e| {
+                LabError::Usage(format!("{e} (the lab also takes seed, precondition)"))
+            })?;
+        }
+    }
+    let capacity = (ctx.data_bytes() + SIM_SLACK_BYTES).div_ceil(1 << 20) << 20;
+    let dev = SimDevice::new(profile, capacity, seed)?;
+    if precondition {
+        dev.precondition();
+    }
+    Ok(dev)
 }
 
 /// Builds (formats) a fresh store named by `spec` on `device`.

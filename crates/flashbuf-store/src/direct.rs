@@ -202,10 +202,15 @@ impl<D: Device> DirectStore<D> {
             return Ok(());
         }
         let ps = self.cfg.page_size as u64;
-        let target = end
+        let mut target = end
             .max(len.saturating_add(self.cfg.grow_bytes))
             .div_ceil(ps)
             * ps;
+        if let Some(max) = self.dev.max_len() {
+            // A fixed-capacity device: grow no further than it allows (and fail, poisoning
+            // the store, only if the page itself does not fit).
+            target = target.min(max / ps * ps).max(end);
+        }
         self.poison.guard(self.dev.set_len(target))
     }
 }

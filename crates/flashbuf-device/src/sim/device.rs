@@ -448,6 +448,10 @@ impl Device for SimDevice {
         Ok(())
     }
 
+    fn max_len(&self) -> Option<u64> {
+        Some(self.capacity)
+    }
+
     fn stats(&self) -> DeviceStats {
         let mut inner = self.inner.lock();
         inner.refresh_flash_stats();

@@ -1,0 +1,76 @@
+//! `flashbuf bench`: replay speed of one configuration, repeated.
+
+use crate::common::{exit_for, print, replay_config, ReplayArgs};
+use clap::Args;
+use flashbuf_lab::{BufferSize, LabError};
+use std::process::ExitCode;
+
+#[derive(Args)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    pub replay: ReplayArgs,
+    /// Repetitions.
+    #[arg(long, default_value_t = 5)]
+    pub runs: usize,
+}
+
+pub fn run(a: BenchArgs) -> Result<ExitCode, LabError> {
+    let mut cfg = replay_config(&a.replay)?;
+    cfg.progress = false;
+    // A ratio needs the distinct-page count: scan once, outside the timed runs.
+    let scan = match cfg.buffer {
+        BufferSize::Ratio(_) => Some(flashbuf_lab::scan::scan_trace(
+            &cfg.trace,
+            cfg.format,
+            cfg.page_size as u32,
+            cfg.limit_refs,
+        )?),
+        BufferSize::Pages(_) => None,
+    };
+    let mut runs = Vec::new();
+    for i in 0..a.runs.max(1) {
+        let r = flashbuf_lab::run(&cfg, scan.as_ref())?;
+        if !a.replay.common.json {
+            eprintln!(
+                "run {}: {:.2} M refs/s ({:.3} s wall, {:.3} s CPU)",
+                i + 1,
+                r.refs_per_s / 1e6,
+                r.wall_time_s,
+                r.cpu_time_s
+            );
+        }
+        runs.push(r);
+    }
+    let mut speeds: Vec<f64> = runs.iter().map(|r| r.refs_per_s).collect();
+    speeds.sort_by(f64::total_cmp);
+    let best = speeds[speeds.len() - 1];
+    let median = speeds[speeds.len() / 2];
+    let last = &runs[runs.len() - 1];
+    if a.replay.common.json {
+        let doc = serde_json::json!({
+            "bench": {
+                "policy": last.policy, "store": last.store, "device": last.device,
+                "buffer_pages": last.buffer_pages, "page_size": last.page_size,
+                "trace": last.trace, "references": last.references, "runs": runs.len(),
+                "best_refs_per_s": best, "median_refs_per_s": median,
+                "max_rss_bytes": flashbuf_lab::result::max_rss_bytes(),
+            },
+            "runs": runs,
+        });
+        print(&format!("{doc:#}\n"))?;
+    } else {
+        print(&format!(
+            "{} {} {} buffer {} pages of {} B, {} refs: best {:.2} M refs/s, median {:.2} M refs/s, peak RSS {} MiB\n",
+            last.policy,
+            last.store,
+            last.device,
+            last.buffer_pages,
+            last.page_size,
+            last.references,
+            best / 1e6,
+            median / 1e6,
+            flashbuf_lab::result::max_rss_bytes() >> 20
+        ))?;
+    }
+    Ok(exit_for(&runs))
+}

@@ -1,0 +1,109 @@
+//! `flashbuf compare`: every policy × store × device × buffer size.
+
+use crate::common::{base_config, check_ratio, exit_for, print, CommonArgs};
+use clap::Args;
+use flashbuf_lab::compare::{compare, Matrix};
+use flashbuf_lab::result::{csv, json, table};
+use flashbuf_lab::spec::Spec;
+use flashbuf_lab::{BufferSize, LabError};
+use std::process::ExitCode;
+
+#[derive(Args)]
+pub struct CompareArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// A policy (repeat for more).
+    #[arg(long = "policy")]
+    pub policy: Vec<String>,
+    /// Policies without options, comma-separated.
+    #[arg(long)]
+    pub policies: Option<String>,
+    /// A store (repeat for more).
+    #[arg(long = "store")]
+    pub store: Vec<String>,
+    /// Stores without options, comma-separated.
+    #[arg(long)]
+    pub stores: Option<String>,
+    /// A device (repeat for more).
+    #[arg(long = "device")]
+    pub device: Vec<String>,
+    /// Devices without options, comma-separated.
+    #[arg(long)]
+    pub devices: Option<String>,
+    /// A buffer size in pages (repeat for more).
+    #[arg(long = "buffer-pages")]
+    pub buffer_pages: Vec<usize>,
+    /// A buffer size as a fraction of distinct pages (repeat for more).
+    #[arg(long = "buffer-ratio")]
+    pub buffer_ratio: Vec<f64>,
+    /// Print CSV instead of a table.
+    #[arg(long, conflicts_with = "json")]
+    pub csv: bool,
+}
+
+fn specs(
+    repeated: &[String],
+    short: &Option<String>,
+    default: &[&str],
+) -> Result<Vec<Spec>, LabError> {
+    let mut names: Vec<String> = repeated.to_vec();
+    if let Some(s) = short {
+        names.extend(
+            s.split(',')
+                .map(str::trim)
+                .filter(|x| !x.is_empty())
+                .map(String::from),
+        );
+    }
+    if names.is_empty() {
+        names = default.iter().map(|s| s.to_string()).collect();
+    }
+    names.iter().map(|n| Spec::parse(n)).collect()
+}
+
+pub fn run(a: CompareArgs) -> Result<ExitCode, LabError> {
+    let mut buffers: Vec<BufferSize> = a
+        .buffer_pages
+        .iter()
+        .map(|&n| BufferSize::Pages(n))
+        .collect();
+    for &r in &a.buffer_ratio {
+        buffers.push(BufferSize::Ratio(check_ratio(r)?));
+    }
+    if buffers.is_empty() {
+        buffers = vec![
+            BufferSize::Ratio(0.01),
+            BufferSize::Ratio(0.03),
+            BufferSize::Ratio(0.10),
+        ];
+    }
+    let base = base_config(&a.common, buffers[0])?;
+    let m = Matrix {
+        base,
+        policies: specs(&a.policy, &a.policies, &["lru"])?,
+        stores: specs(&a.store, &a.stores, &["direct"])?,
+        devices: specs(&a.device, &a.devices, &["cost:read_us=100,write_us=1000"])?,
+        buffers,
+    };
+    let quiet = a.common.quiet || a.common.json || a.csv;
+    let total = m.len();
+    let mut done = 0;
+    let runs = compare(&m, |r| {
+        done += 1;
+        if !quiet {
+            eprintln!(
+                "[{done}/{total}] {} {} {} {} pages: {} misses, {} writes, {:.0} refs/s",
+                r.policy, r.store, r.device, r.buffer_pages, r.misses, r.page_writes, r.refs_per_s
+            );
+        }
+    })?;
+    if a.common.json {
+        print(&json(&runs))?;
+        print("\n")?;
+    } else if a.csv {
+        print(&csv(&runs))?;
+    } else {
+        print(&table(&runs))?;
+    }
+    Ok(exit_for(&runs))
+}

@@ -1,0 +1,144 @@
+//! Arguments and helpers shared by the commands.
+
+use clap::Args;
+use flashbuf_lab::spec::Spec;
+use flashbuf_lab::{BufferSize, LabError, RunConfig, RunResult};
+use flashbuf_trace::Format;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// The bundled sample trace (first 200,000 references of the TPC-C page trace).
+pub const SAMPLE_TRACE: &str = "testdata/traces/tpcc-sample.pagetrace.csv.zst";
+
+#[derive(Args, Clone)]
+pub struct CommonArgs {
+    /// Trace file (.zst/.gz accepted). Default: the bundled sample under testdata/.
+    #[arg(long)]
+    pub trace: Option<PathBuf>,
+    /// Trace format: auto, pagetrace, msr, spc, lcs-csv, disksim, arc.
+    #[arg(long, default_value = "auto")]
+    pub format: String,
+    /// Page size in bytes.
+    #[arg(long, default_value_t = 4096)]
+    pub page_size: usize,
+    /// Seed for everything random.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Check invariants during the run and verify every page at the end.
+    #[arg(long)]
+    pub paranoid: bool,
+    /// Replay only the first N references.
+    #[arg(long)]
+    pub limit: Option<u64>,
+    /// Print one JSON document on stdout instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+#[derive(Args)]
+pub struct ReplayArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Replacement policy (`none` = pass-through to the store).
+    #[arg(long, default_value = "lru")]
+    pub policy: String,
+    /// Page store.
+    #[arg(long, default_value = "direct")]
+    pub store: String,
+    /// Device.
+    #[arg(long, default_value = "memory")]
+    pub device: String,
+    /// Buffer size in pages.
+    #[arg(long, conflicts_with = "buffer_ratio")]
+    pub buffer_pages: Option<usize>,
+    /// Buffer size as a fraction of the trace's distinct pages (default 0.03).
+    #[arg(long)]
+    pub buffer_ratio: Option<f64>,
+}
+
+/// The bundled sample: relative to the working directory, else to the source tree.
+pub fn default_trace() -> PathBuf {
+    let local = PathBuf::from(SAMPLE_TRACE);
+    if local.exists() {
+        return local;
+    }
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join(SAMPLE_TRACE)
+}
+
+pub fn parse_format(s: &str) -> Result<Option<Format>, LabError> {
+    if s == "auto" {
+        return Ok(None);
+    }
+    s.parse::<Format>()
+        .map(Some)
+        .map_err(|e| LabError::Usage(e.to_string()))
+}
+
+pub fn base_config(c: &CommonArgs, buffer: BufferSize) -> Result<RunConfig, LabError> {
+    Ok(RunConfig {
+        trace: c.trace.clone().unwrap_or_else(default_trace),
+        format: parse_format(&c.format)?,
+        policy: Spec::parse("lru")?,
+        store: Spec::parse("direct")?,
+        device: Spec::parse("memory")?,
+        buffer,
+        page_size: c.page_size,
+        seed: c.seed,
+        paranoid: c.paranoid,
+        progress: !c.quiet && std::io::stderr().is_terminal() && std::io::stdout().is_terminal(),
+        limit_refs: c.limit,
+    })
+}
+
+pub fn exit_for(runs: &[RunResult]) -> ExitCode {
+    let bad: Vec<_> = runs.iter().filter(|r| r.verify_errors > 0).collect();
+    for r in &bad {
+        eprintln!(
+            "error: {} verify errors in {} / {} / {}: {}",
+            r.verify_errors,
+            r.policy,
+            r.store,
+            r.device,
+            r.first_verify_error.as_deref().unwrap_or("")
+        );
+    }
+    if bad.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    }
+}
+
+pub fn print(s: &str) -> Result<(), LabError> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(s.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+pub fn replay_config(a: &ReplayArgs) -> Result<RunConfig, LabError> {
+    let buffer = match (a.buffer_pages, a.buffer_ratio) {
+        (Some(n), _) => BufferSize::Pages(n),
+        (None, Some(r)) => BufferSize::Ratio(check_ratio(r)?),
+        (None, None) => BufferSize::Ratio(0.03),
+    };
+    let mut cfg = base_config(&a.common, buffer)?;
+    cfg.policy = Spec::parse(&a.policy)?;
+    cfg.store = Spec::parse(&a.store)?;
+    cfg.device = Spec::parse(&a.device)?;
+    Ok(cfg)
+}
+
+pub fn check_ratio(r: f64) -> Result<f64, LabError> {
+    if r > 0.0 && r <= 1.0 {
+        Ok(r)
+    } else {
+        Err(LabError::Usage(format!(
+            "--buffer-ratio {r} must be in (0, 1]"
+        )))
+    }
+}
