@@ -18,6 +18,7 @@ mod cost;
 mod counters;
 mod counting;
 mod error;
+pub mod fault;
 mod file;
 mod memory;
 pub mod profile;
