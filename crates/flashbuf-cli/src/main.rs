@@ -4,6 +4,7 @@ mod cmd_bench;
 mod cmd_compare;
 mod cmd_profile;
 mod cmd_replay;
+mod cmd_reproduce;
 mod common;
 
 use clap::{Parser, Subcommand};
@@ -32,6 +33,8 @@ enum Command {
     Bench(cmd_bench::BenchArgs),
     /// uFLIP-style device profile of a simulated device or a real file.
     Profile(cmd_profile::ProfileArgs),
+    /// Reproduce a paper's experiments on the simulated counterpart devices.
+    Reproduce(cmd_reproduce::ReproduceArgs),
 }
 
 fn main() -> ExitCode {
@@ -41,6 +44,7 @@ fn main() -> ExitCode {
         Command::Compare(a) => cmd_compare::run(a),
         Command::Bench(a) => cmd_bench::run(a),
         Command::Profile(a) => cmd_profile::run(a),
+        Command::Reproduce(a) => cmd_reproduce::run(a),
     };
     match r {
         Ok(code) => code,

@@ -15,6 +15,7 @@ pub mod feed;
 pub mod oracle;
 pub mod registry;
 pub mod replay;
+pub mod reproduce;
 pub mod result;
 pub mod scan;
 pub mod spec;

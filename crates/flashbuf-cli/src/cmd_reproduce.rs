@@ -1,0 +1,51 @@
+//! `flashbuf reproduce <paper>`: a paper's experiments printed beside its figures.
+
+use crate::common::print;
+use clap::Args;
+use flashbuf_lab::reproduce::{run as reproduce, ReproduceOptions};
+use flashbuf_lab::LabError;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Arguments of `flashbuf reproduce`.
+#[derive(Args)]
+pub struct ReproduceArgs {
+    /// The paper: cfdc, fd-buffer, stablebuffer, icl, nipu, or all.
+    pub paper: String,
+    /// Directory of the shared traces.
+    #[arg(long, default_value = "../shared/traces")]
+    pub traces: PathBuf,
+    /// Seed of every run.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Replay at most N references per run (a quick look; figures then differ).
+    #[arg(long)]
+    pub limit: Option<u64>,
+    /// Print one JSON document instead of tables.
+    #[arg(long)]
+    pub json: bool,
+    /// No progress output.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// Runs `flashbuf reproduce`.
+pub fn run(a: ReproduceArgs) -> Result<ExitCode, LabError> {
+    let opts = ReproduceOptions {
+        traces_dir: a.traces,
+        seed: a.seed,
+        limit_refs: a.limit,
+        progress: !a.quiet && !a.json && std::io::stderr().is_terminal(),
+    };
+    let reports = reproduce(&a.paper, &opts)?;
+    if a.json {
+        let doc = serde_json::json!({ "reports": reports });
+        print(&format!("{doc:#}\n"))?;
+    } else {
+        for r in &reports {
+            print(&r.render())?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

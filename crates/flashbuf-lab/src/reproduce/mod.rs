@@ -1,0 +1,122 @@
+//! `flashbuf reproduce <paper>`: each paper's experiments that traces allow, on the
+//! simulated counterpart devices, printed beside the paper's figures.
+//!
+//! One module per paper; each exposes `run(&ReproduceOptions) -> Result<Report, LabError>`
+//! and registers one arm in [`run`]. A [`Report`] is a list of sections, each a table whose
+//! rows pair flashbuf's measurement with the paper's figure where the paper gives one.
+
+use crate::LabError;
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+/// Papers `reproduce` knows.
+pub const PAPERS: &[&str] = &[];
+
+/// Options shared by every reproduction.
+#[derive(Debug, Clone)]
+pub struct ReproduceOptions {
+    /// Directory holding the shared traces (`../shared/traces` by default).
+    pub traces_dir: PathBuf,
+    /// Seed of every run.
+    pub seed: u64,
+    /// Replay at most this many references per run (quick looks; `None` = whole traces).
+    pub limit_refs: Option<u64>,
+    /// Show progress on stderr.
+    pub progress: bool,
+}
+
+/// One table of a reproduction.
+#[derive(Debug, Clone, Serialize)]
+pub struct Section {
+    /// What the table reproduces (e.g. "Fig. 5: page flushes vs buffer size").
+    pub title: String,
+    /// Column names.
+    pub columns: Vec<String>,
+    /// Rows of cells.
+    pub rows: Vec<Vec<String>>,
+    /// Notes: the paper's figure, the reading taken, what differs and why.
+    pub notes: Vec<String>,
+}
+
+impl Section {
+    /// An empty table.
+    pub fn new(title: impl Into<String>, columns: &[&str]) -> Self {
+        Self {
+            title: title.into(),
+            columns: columns.iter().map(|c| c.to_string()).collect(),
+            rows: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    /// Appends a row.
+    pub fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+
+    /// Renders the table as aligned text.
+    pub fn render(&self) -> String {
+        let mut widths: Vec<usize> = self.columns.iter().map(|c| c.len()).collect();
+        for r in &self.rows {
+            for (w, c) in widths.iter_mut().zip(r) {
+                *w = (*w).max(c.len());
+            }
+        }
+        let mut out = format!("## {}\n", self.title);
+        let mut line = |cells: &[String]| {
+            let mut l = String::new();
+            for (c, w) in cells.iter().zip(&widths) {
+                let _ = write!(l, "{c:>w$}  ");
+            }
+            out.push_str(l.trim_end());
+            out.push('\n');
+        };
+        line(&self.columns);
+        for r in &self.rows {
+            line(r);
+        }
+        for n in &self.notes {
+            let _ = writeln!(out, "  note: {n}");
+        }
+        out
+    }
+}
+
+/// The result of one reproduction.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// Paper name (`cfdc`, ...).
+    pub paper: String,
+    /// Its tables.
+    pub sections: Vec<Section>,
+}
+
+impl Report {
+    /// All tables as text.
+    pub fn render(&self) -> String {
+        let mut s = format!("# reproduce {}\n\n", self.paper);
+        for sec in &self.sections {
+            s.push_str(&sec.render());
+            s.push('\n');
+        }
+        s
+    }
+}
+
+/// Runs the reproduction of `paper` (`all` runs every one).
+pub fn run(paper: &str, opts: &ReproduceOptions) -> Result<Vec<Report>, LabError> {
+    match paper {
+        "all" => {
+            let mut v = Vec::new();
+            for p in PAPERS {
+                v.extend(run(p, opts)?);
+            }
+            Ok(v)
+        }
+        other => Err(LabError::Usage(format!(
+            "unknown paper '{other}'; valid: {}all",
+            PAPERS.iter().map(|p| format!("{p}, ")).collect::<String>()
+        ))),
+    }
+}
