@@ -106,14 +106,16 @@ impl Report {
 
 /// Runs the reproduction of `paper` (`all` runs every one).
 pub fn run(paper: &str, opts: &ReproduceOptions) -> Result<Vec<Report>, LabError> {
+    if paper == "all" {
+        return PAPERS.iter().map(|p| run_one(p, opts)).collect();
+    }
+    Ok(vec![run_one(paper, opts)?])
+}
+
+/// One paper: one arm per module.
+#[allow(clippy::match_single_binding)] // papers add their arms here
+fn run_one(paper: &str, _opts: &ReproduceOptions) -> Result<Report, LabError> {
     match paper {
-        "all" => {
-            let mut v = Vec::new();
-            for p in PAPERS {
-                v.extend(run(p, opts)?);
-            }
-            Ok(v)
-        }
         other => Err(LabError::Usage(format!(
             "unknown paper '{other}'; valid: {}all",
             PAPERS.iter().map(|p| format!("{p}, ")).collect::<String>()
