@@ -9,7 +9,8 @@ use crate::spec::Spec;
 use crate::LabError;
 use flashbuf_core::page::{self, HEADER_BYTES};
 use flashbuf_core::{AlignedBuf, DirtyRanges, PageId};
-use flashbuf_pool::BufferPool;
+use flashbuf_pool::policy::Access;
+use flashbuf_pool::{BufferPool, PageAccess};
 use flashbuf_store::{PageStore, ReadOutcome, StoreError};
 use flashbuf_trace::{Format, Op};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -199,20 +200,24 @@ fn replay_pool<S: PageStore>(
 ) -> Result<FeedSummary, LabError> {
     let mut batches = 0u64;
     while let Some(batch) = feed.next_batch()? {
-        for r in &batch {
-            let pid = r.page;
-            match r.op {
-                Op::Read => pool
-                    .with_read(pid, |data| oracle.check(pid, data))
-                    .map_err(|e| corrupt_or(e, oracle))?,
-                Op::Write => pool
-                    .with_write(pid, |w| {
-                        oracle.check(pid, w.data());
-                        let s = oracle.bump(pid);
-                        w.write(0, &s);
-                    })
-                    .map_err(|e| corrupt_or(e, oracle))?,
+        let key = |i: usize| {
+            let r = batch[i];
+            let access = if r.op.is_write() { Access::Write } else { Access::Read };
+            (r.page, access)
+        };
+        let result = pool.access_many(batch.len(), key, |i, page| {
+            let pid = batch[i].page;
+            match page {
+                PageAccess::Read(data) => oracle.check(pid, data),
+                PageAccess::Write(mut w) => {
+                    oracle.check(pid, w.data());
+                    let s = oracle.bump(pid);
+                    w.write(0, &s);
+                }
             }
+        });
+        if let Err((_, e)) = result {
+            return Err(corrupt_or(e, oracle));
         }
         progress.inc(batch.len() as u64);
         feed.recycle(batch);

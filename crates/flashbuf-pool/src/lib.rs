@@ -12,4 +12,6 @@ pub mod policy;
 mod pool;
 
 pub use error::PoolError;
-pub use pool::{BufferPool, PageReadGuard, PageWriteGuard, PageWriter, PoolStats};
+pub use pool::{
+    BufferPool, PageAccess, PageReadGuard, PageWriteGuard, PageWriter, PoolStats, ACCESS_RUN_MAX,
+};

@@ -113,6 +113,17 @@ fn hash_pid(pid: PageId) -> u64 {
     x ^ (x >> 29)
 }
 
+/// Most accesses [`BufferPool::access_many`] serves per hold of the pool lock.
+pub const ACCESS_RUN_MAX: usize = 64;
+
+/// One access handed to the closure of [`BufferPool::access_many`].
+pub enum PageAccess<'a> {
+    /// Read access: the payload.
+    Read(&'a [u8]),
+    /// Write access: a writer that records modified ranges.
+    Write(PageWriter<'a>),
+}
+
 /// How often a miss retries when every frame is pinned before it reports
 /// [`PoolError::AllPinned`] (64 yields, then 100 µs sleeps: about 0.1 s in all).
 const ALL_PINNED_RETRIES: u32 = 1064;
@@ -269,6 +280,78 @@ impl<S: PageStore> BufferPool<S> {
         let mut guard = self.write(pid)?;
         let mut w = guard.writer();
         Ok(f(&mut w))
+    }
+
+    /// Accesses many pages in order: `key(i)` names the `i`-th page and access for `i` in
+    /// `0..n`, and `f(i, page)` runs on it. Runs of hits on unpinned pages are served under
+    /// one hold of the pool lock (at most [`ACCESS_RUN_MAX`] accesses per hold, so other
+    /// threads get their turn); a miss or a pinned page drops the lock and takes the guard
+    /// path. Decisions, counts and store calls are exactly those of the same accesses made
+    /// one by one. `f` must be brief and must not touch the pool.
+    ///
+    /// On error, returns the index of the access that failed with the error; accesses
+    /// before it were made.
+    pub fn access_many<K, F>(&self, n: usize, mut key: K, mut f: F) -> Result<(), (usize, PoolError)>
+    where
+        K: FnMut(usize) -> (PageId, Access),
+        F: FnMut(usize, PageAccess<'_>),
+    {
+        let mut i = 0;
+        while i < n {
+            {
+                let mut g = self.inner.lock();
+                let stop = n.min(i + ACCESS_RUN_MAX);
+                while i < stop {
+                    let (pid, access) = key(i);
+                    let Some(fr) = self.exclusive_hit(&mut g, pid, access) else {
+                        break;
+                    };
+                    // SAFETY: `exclusive_hit` established exclusive access under the lock.
+                    unsafe { self.call_exclusive(fr, access, i, &mut f) };
+                    i += 1;
+                }
+                if i == stop {
+                    continue;
+                }
+            }
+            // A miss, or a pinned page: the guard path.
+            let (pid, access) = key(i);
+            let r = match access {
+                Access::Read => self.read(pid).map(|g| f(i, PageAccess::Read(g.data()))),
+                Access::Write => self.write(pid).map(|mut g| f(i, PageAccess::Write(g.writer()))),
+            };
+            r.map_err(|e| (i, e))?;
+            i += 1;
+        }
+        Ok(())
+    }
+
+    /// Runs `f` on frame `fr` for access `i`.
+    ///
+    /// # Safety
+    /// The caller holds the pool lock and `fr` is unpinned (see `exclusive_hit`).
+    #[inline]
+    unsafe fn call_exclusive<F>(&self, fr: FrameId, access: Access, i: usize, f: &mut F)
+    where
+        F: FnMut(usize, PageAccess<'_>),
+    {
+        let frame = &self.frames[fr.index()];
+        match access {
+            Access::Read => {
+                // SAFETY: per the contract.
+                let page = unsafe { self.arena.page(fr) };
+                f(i, PageAccess::Read(&page[HEADER_BYTES..]));
+            }
+            Access::Write => {
+                let flags = frame.flags.load(Relaxed);
+                if flags & DIRTY == 0 {
+                    frame.flags.store(flags | DIRTY, Relaxed);
+                }
+                // SAFETY: per the contract.
+                let w = unsafe { PageWriter::new(self.arena.page_mut(fr), frame.dirty_mut()) };
+                f(i, PageAccess::Write(w));
+            }
+        }
     }
 
     /// Under the pool lock: if `pid` is resident, valid and unpinned, counts the hit, tells

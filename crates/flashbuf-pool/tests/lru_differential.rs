@@ -7,11 +7,12 @@ mod common;
 
 use common::{mem_store, Call, Recording};
 use flashbuf_core::PageId;
-use flashbuf_pool::policy::{reference::NaiveLru, Lru, Policy};
-use flashbuf_pool::{BufferPool, PoolStats};
+use flashbuf_pool::policy::{reference::NaiveLru, Access, Lru, Policy};
+use flashbuf_pool::{BufferPool, PageAccess, PoolStats};
 use proptest::prelude::*;
 
-/// Replays `trace`; `closures` selects `with_read`/`with_write` instead of guards.
+/// Replays `trace` one access at a time; `closures` selects `with_read`/`with_write`
+/// instead of guards.
 fn replay_with(
     policy: Box<dyn Policy>,
     frames: usize,
@@ -37,6 +38,26 @@ fn replay_with(
     (pool.stats(), pool.store().take())
 }
 
+/// Replays `trace` with `access_many` (runs of hits under one lock hold).
+fn replay_many(policy: Box<dyn Policy>, frames: usize, trace: &[(bool, u64)]) -> (PoolStats, Vec<Call>) {
+    let pool = BufferPool::new(Recording::new(mem_store(512)), frames, policy).unwrap();
+    let key = |i: usize| {
+        let (w, p) = trace[i];
+        (PageId(p), if w { Access::Write } else { Access::Read })
+    };
+    pool.access_many(trace.len(), key, |i, page| {
+        let p = trace[i].1;
+        match page {
+            PageAccess::Read(d) => assert!(d[..8] == p.to_le_bytes() || d[..8] == [0; 8]),
+            PageAccess::Write(mut w) => w.write(0, &p.to_le_bytes()),
+        }
+    })
+    .map_err(|(_, e)| e)
+    .unwrap();
+    pool.check_invariants().unwrap();
+    (pool.stats(), pool.store().take())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
     #[test]
@@ -48,6 +69,8 @@ proptest! {
         let b = replay_with(Box::new(NaiveLru::new(frames)), frames, &trace, false);
         prop_assert_eq!(&a, &b);
         let c = replay_with(Box::new(Lru::new(frames)), frames, &trace, true);
-        prop_assert_eq!(a, c);
+        prop_assert_eq!(&a, &c);
+        let d = replay_many(Box::new(Lru::new(frames)), frames, &trace);
+        prop_assert_eq!(a, d);
     }
 }

@@ -151,14 +151,27 @@ impl List {
         self.len -= 1;
     }
 
-    /// Moves `f` (in this list) to the head.
+    /// Moves `f` (in this list) to the head. Relinks in place; ownership and length do
+    /// not change.
     #[inline]
     pub fn move_to_head(&mut self, links: &mut Links, f: FrameId) {
-        if self.head == f.0 {
+        let i = f.0;
+        debug_assert_eq!(links.owner[i as usize], self.id, "{f} not in list {}", self.id);
+        if self.head == i {
             return;
         }
-        self.remove(links, f);
-        self.push_head(links, f);
+        // Not the head, so it has a predecessor.
+        let (p, n) = (links.prev[i as usize], links.next[i as usize]);
+        links.next[p as usize] = n;
+        if n != NIL {
+            links.prev[n as usize] = p;
+        } else {
+            self.tail = p;
+        }
+        links.prev[i as usize] = NIL;
+        links.next[i as usize] = self.head;
+        links.prev[self.head as usize] = i;
+        self.head = i;
     }
 
     /// The frame after `f` towards the tail (older).
