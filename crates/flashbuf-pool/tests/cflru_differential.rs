@@ -12,12 +12,12 @@ use policy_harness::{replay, trace};
 use proptest::prelude::*;
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(96))]
+    #![proptest_config(ProptestConfig::with_cases(1024))]
     #[test]
     fn cflru_matches_naive(
-        frames in 1usize..24,
+        frames in 1usize..40,
         window in prop_oneof![Just(0.0), Just(0.25), Just(0.5), Just(1.0), 0.0f64..=1.0],
-        ops in trace(500),
+        ops in trace(800),
     ) {
         let cfg = CflruConfig { window };
         let a = replay(Box::new(Cflru::with_config(frames, cfg).unwrap()), frames, &ops);

@@ -55,13 +55,13 @@ fn pair(inner: u8, frames: usize, cfg: ClusteringConfig) -> (Box<dyn Policy>, Bo
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(128))]
+    #![proptest_config(ProptestConfig::with_cases(1024))]
     #[test]
     fn clustered_matches_naive(
-        frames in 1usize..24,
+        frames in 1usize..40,
         inner in 0u8..3,
         cfg in config(),
-        ops in trace(500),
+        ops in trace(800),
     ) {
         let (fast, naive) = pair(inner, frames, cfg);
         let a = replay(fast, frames, &ops);

@@ -130,6 +130,11 @@ impl Cfdc {
         self.clusters.globaltime()
     }
 
+    /// The cluster set of the priority region (for reports and tests).
+    pub fn cluster_set(&self) -> &ClusterSet {
+        &self.clusters
+    }
+
     /// The dirty clusters of the priority region, lowest priority (next victim) first.
     pub fn dirty_clusters(&self) -> Vec<ClusterInfo> {
         self.clusters.clusters_by_priority()
@@ -261,6 +266,7 @@ impl Policy for Cfdc {
             ("dirty_clusters", self.clusters.clusters() as f64),
             ("clustered_pages", self.clusters.len() as f64),
             ("globaltime", self.clusters.globaltime() as f64),
+            ("kinetic_events", self.clusters.kinetic_events() as f64),
         ]
     }
 }

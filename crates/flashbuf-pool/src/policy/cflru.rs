@@ -286,10 +286,7 @@ impl Policy for Cflru {
     fn choose_victim(&mut self, evictable: &dyn Fn(FrameId) -> bool) -> Option<Victim<'_>> {
         let fast = match self.oldest_clean() {
             Some(c) => c,
-            None => match self.win_dirty.tail().or_else(|| self.work.tail()) {
-                Some(f) => f,
-                None => return None,
-            },
+            None => self.win_dirty.tail().or_else(|| self.work.tail())?,
         };
         if evictable(fast) {
             return Some(Victim::Evict(fast));

@@ -182,6 +182,8 @@ pub struct ClusterSet {
     exp: Vec<u64>,
     /// Scratch for the pinned slow path (capacity reserved up front).
     order: Vec<u32>,
+    /// Comparisons recomputed because globaltime reached their certificate.
+    kinetic_events: u64,
 }
 
 impl ClusterSet {
@@ -202,13 +204,15 @@ impl ClusterSet {
             slot_of: vec![NIL; frames_count],
             slots: vec![EMPTY_SLOT; slots],
             free: (0..slots as u32).rev().collect(),
-            by_cluster: HashMap::with_capacity(slots),
+            // Twice the live maximum: a full table of tombstones is rehashed in place, never grown.
+            by_cluster: HashMap::with_capacity(2 * slots),
             globaltime: 0,
             members: 0,
             leaves,
             win: vec![NIL; 2 * leaves],
             exp: vec![NEVER; 2 * leaves],
             order: Vec::with_capacity(slots),
+            kinetic_events: 0,
         })
     }
 
@@ -230,6 +234,13 @@ impl ClusterSet {
     /// Whether the set holds no page.
     pub fn is_empty(&self) -> bool {
         self.members == 0
+    }
+
+    /// How many tournament comparisons were recomputed because globaltime reached the
+    /// time at which their order flips (the kinetic events: a measure of the work the
+    /// time-varying priorities cost).
+    pub fn kinetic_events(&self) -> u64 {
+        self.kinetic_events
     }
 
     /// Number of clusters.
@@ -447,17 +458,24 @@ impl ClusterSet {
         }
         self.refresh(2 * node);
         self.refresh(2 * node + 1);
+        self.kinetic_events += 1;
         self.recompute(node);
     }
 
-    /// Slot `s` changed (created, removed, new key): recompute its path to the root.
+    /// Slot `s` changed (created, removed, new key): recompute its path to the root. The
+    /// walk stops early at a node whose winner and expiry did not change and whose winner
+    /// is not `s`: `s` takes part in no comparison above it, so nothing above changes.
     fn update(&mut self, s: u32) {
         let mut node = self.leaves + s as usize;
         self.win[node] = if self.slots[s as usize].live { s } else { NIL };
         self.exp[node] = NEVER;
         while node > 1 {
             node /= 2;
+            let before = (self.win[node], self.exp[node]);
             self.recompute(node);
+            if (self.win[node], self.exp[node]) == before && before.0 != s {
+                break;
+            }
         }
     }
 
@@ -500,8 +518,8 @@ impl ClusterSet {
             (false, false) => {
                 let g = self.globaltime;
                 // P(x) < P(y)  ⇔  d_x · n_y² · (g − T_y) < d_y · n_x² · (g − T_x)
-                let lhs = weight(x, y) * u128::from(g - y.stamp);
-                let rhs = weight(y, x) * u128::from(g - x.stamp);
+                let lhs = u128::from(weight(x, y)) * u128::from(g - y.stamp);
+                let rhs = u128::from(weight(y, x)) * u128::from(g - x.stamp);
                 lhs < rhs || (lhs == rhs && tie)
             }
         }
@@ -516,25 +534,32 @@ impl ClusterSet {
         }
         // l first at g  ⇔  f(g) = α(g − T_w) − β(g − T_l) < 0 (or = 0 and l wins ties),
         // α = d_l·n_w², β = d_w·n_l². f is linear in g with slope α − β.
-        let alpha = weight(ls, ws) as i128;
-        let beta = weight(ws, ls) as i128;
+        let (alpha, beta) = (weight(ls, ws), weight(ws, ls));
         if alpha >= beta {
             return NEVER;
         }
         let g = self.globaltime;
-        let f = alpha * i128::from(g - ws.stamp) - beta * i128::from(g - ls.stamp);
+        let f = i128::from(alpha) * i128::from(g - ws.stamp)
+            - i128::from(beta) * i128::from(g - ls.stamp);
         let slope = beta - alpha;
         let l_wins_ties = (ls.stamp, ls.cluster) < (ws.stamp, ws.cluster);
         debug_assert!(f > 0 || (f == 0 && !l_wins_ties), "loser already wins");
-        let k = if l_wins_ties {
-            (f + slope - 1) / slope
-        } else {
-            f / slope + 1
+        // Steps k ≥ 1 until f − slope·k < 0 (≤ 0 if l wins ties). In 64 bits when f fits
+        // (always, in practice): a 128-bit division costs several times more.
+        let k = match u64::try_from(f) {
+            Ok(f) if l_wins_ties => f.div_ceil(slope),
+            Ok(f) => f / slope + 1,
+            Err(_) => {
+                let (f, slope) = (f.unsigned_abs(), u128::from(slope));
+                let k = if l_wins_ties {
+                    f.div_ceil(slope)
+                } else {
+                    f / slope + 1
+                };
+                u64::try_from(k).unwrap_or(NEVER)
+            }
         };
-        u64::try_from(k)
-            .ok()
-            .and_then(|k| g.checked_add(k))
-            .unwrap_or(NEVER)
+        g.checked_add(k).unwrap_or(NEVER)
     }
 
     /// Checks members, dividends, the hash table and the tournament against a recompute
@@ -641,10 +666,10 @@ fn dividend(c: &Slot) -> u64 {
     }
 }
 
-/// `dividend(x) · n(y)²`.
+/// `dividend(x) · n(y)²`: below 2⁶⁰ (dividend < n·cluster_size ≤ 2³⁰, n² ≤ 2³⁰).
 #[inline]
-fn weight(x: &Slot, y: &Slot) -> u128 {
-    u128::from(dividend(x)) * u128::from(y.n) * u128::from(y.n)
+fn weight(x: &Slot, y: &Slot) -> u64 {
+    dividend(x) * u64::from(y.n) * u64::from(y.n)
 }
 
 /// How dirty victims leave: see the module documentation.
@@ -703,7 +728,7 @@ impl ClusteringConfig {
     /// Cluster size from the device geometry: erase block bytes / page bytes.
     pub fn cluster_size_of(erase_block_bytes: u64, page_size: usize) -> Result<u64, PoolError> {
         let ps = page_size as u64;
-        if ps == 0 || erase_block_bytes < ps || erase_block_bytes % ps != 0 {
+        if ps == 0 || erase_block_bytes < ps || !erase_block_bytes.is_multiple_of(ps) {
             return Err(PoolError::Config(format!(
                 "erase block of {erase_block_bytes} bytes is not a multiple of the {page_size}-byte page"
             )));

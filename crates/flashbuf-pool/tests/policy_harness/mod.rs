@@ -28,11 +28,16 @@ pub enum Op {
 /// Bases of the page ranges: with clusters of 64 pages, 60..72 straddles clusters 0 and 1.
 pub const BASES: [u64; 4] = [0, 60, 130, 4100];
 
-/// A random trace: a write percentage, then steps over pages `BASES[b] + 0..12`.
+/// A random trace: a write percentage, then steps over pages `BASES[b] + 0..20`.
 pub fn trace(max_len: usize) -> impl Strategy<Value = Vec<Op>> {
+    trace_over(max_len, 20)
+}
+
+/// A random trace over pages `BASES[b] + 0..span`.
+pub fn trace_over(max_len: usize, span: u64) -> impl Strategy<Value = Vec<Op>> {
     (
         0u8..=100,
-        proptest::collection::vec((0u8..100, 0u8..100, 0usize..4, 0u64..12), 1..max_len),
+        proptest::collection::vec((0u8..100, 0u8..100, 0usize..4, 0..span), 1..max_len),
     )
         .prop_map(|(wpct, steps)| {
             steps

@@ -6,6 +6,16 @@ use crate::PoolError;
 use flashbuf_core::{FrameId, PageId};
 
 /// CASA by scanning a recency vector (index 0 = least recent).
+///
+/// ```
+/// use flashbuf_core::{FrameId, PageId};
+/// use flashbuf_pool::policy::reference::NaiveCasa;
+/// use flashbuf_pool::policy::{Access, CasaConfig, Policy, Victim};
+/// let mut p = NaiveCasa::new(2, CasaConfig::default()).unwrap(); // τ = 1
+/// p.on_insert(FrameId(0), PageId(1), Access::Write);
+/// p.on_insert(FrameId(1), PageId(2), Access::Read);
+/// assert_eq!(p.choose_victim(&|_| true), Some(Victim::Evict(FrameId(1))));
+/// ```
 #[derive(Debug, Clone)]
 pub struct NaiveCasa {
     frames_count: usize,

@@ -65,6 +65,19 @@ pub(crate) fn remove_from_clusters(clusters: &mut Vec<NaiveCluster>, f: FrameId)
 }
 
 /// CFDC with plain vectors (index 0 = least recent / oldest).
+///
+/// ```
+/// use flashbuf_core::{FrameId, PageId};
+/// use flashbuf_pool::policy::reference::NaiveCfdc;
+/// use flashbuf_pool::policy::{Access, CfdcConfig, Policy, Victim};
+/// let cfg = CfdcConfig { window: 1.0, cluster_size: 64 };
+/// let mut p = NaiveCfdc::new(2, cfg).unwrap();
+/// p.on_insert(FrameId(0), PageId(1), Access::Write); // cluster 0, stamped 0
+/// p.on_insert(FrameId(1), PageId(70), Access::Write); // cluster 1, stamped 1
+/// // globaltime 2: P(0) = 1/2, P(1) = 1/1: cluster 0 goes first.
+/// assert_eq!(p.priorities(), vec![(0, 1, 2), (1, 1, 1)]);
+/// assert_eq!(p.choose_victim(&|_| true), Some(Victim::Evict(FrameId(0))));
+/// ```
 #[derive(Debug, Clone)]
 pub struct NaiveCfdc {
     frames_count: usize,

@@ -6,6 +6,16 @@ use crate::PoolError;
 use flashbuf_core::{FrameId, PageId};
 
 /// CFLRU by scanning a recency vector (index 0 = least recent).
+///
+/// ```
+/// use flashbuf_core::{FrameId, PageId};
+/// use flashbuf_pool::policy::reference::NaiveCflru;
+/// use flashbuf_pool::policy::{Access, CflruConfig, Policy, Victim};
+/// let mut p = NaiveCflru::new(2, CflruConfig { window: 1.0 }).unwrap();
+/// p.on_insert(FrameId(0), PageId(1), Access::Write);
+/// p.on_insert(FrameId(1), PageId(2), Access::Read);
+/// assert_eq!(p.choose_victim(&|_| true), Some(Victim::Evict(FrameId(1))));
+/// ```
 #[derive(Debug, Clone)]
 pub struct NaiveCflru {
     frames_count: usize,

@@ -8,6 +8,19 @@ use crate::PoolError;
 use flashbuf_core::{FrameId, PageId};
 
 /// [`crate::policy::Clustered`] with plain vectors.
+///
+/// ```
+/// use flashbuf_core::{FrameId, PageId};
+/// use flashbuf_pool::policy::reference::{NaiveClustered, NaiveLru};
+/// use flashbuf_pool::policy::{Access, ClusteringConfig, Policy, Victim};
+/// let mut p = NaiveClustered::new(NaiveLru::new(2), ClusteringConfig::batch(64)).unwrap();
+/// p.on_insert(FrameId(0), PageId(9), Access::Write);
+/// p.on_insert(FrameId(1), PageId(3), Access::Write);
+/// assert_eq!(
+///     p.choose_victim(&|_| true),
+///     Some(Victim::Batch { evict: FrameId(0), write_back: &[FrameId(1), FrameId(0)] })
+/// );
+/// ```
 #[derive(Debug, Clone)]
 pub struct NaiveClustered<P> {
     inner: P,
