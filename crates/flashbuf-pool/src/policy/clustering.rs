@@ -111,9 +111,20 @@ struct Slot {
     tail: u32,
     n: u32,
     sum: u64,
+    /// Cached `dividend(self)` and `n²` (the hot comparison reads only these).
+    div: u64,
+    n2: u64,
     stamp: u64,
     draining: bool,
     live: bool,
+}
+
+impl Slot {
+    #[inline]
+    fn cache(&mut self) {
+        self.div = dividend(self);
+        self.n2 = u64::from(self.n) * u64::from(self.n);
+    }
 }
 
 const EMPTY_SLOT: Slot = Slot {
@@ -122,6 +133,8 @@ const EMPTY_SLOT: Slot = Slot {
     tail: NIL,
     n: 0,
     sum: 0,
+    div: 0,
+    n2: 0,
     stamp: 0,
     draining: false,
     live: false,
@@ -304,6 +317,7 @@ impl ClusterSet {
         }
         slot.tail = i as u32;
         slot.n += 1;
+        slot.cache();
         self.members += 1;
         self.update(s);
     }
@@ -335,6 +349,7 @@ impl ClusterSet {
             slot.sum += self.pid[p as usize].abs_diff(self.pid[n as usize]);
         }
         slot.n -= 1;
+        slot.cache();
         let empty = slot.n == 0;
         let cluster = slot.cluster;
         self.prev[i] = NIL;
@@ -602,7 +617,13 @@ impl ClusterSet {
                 prev = cur;
                 cur = self.next[i];
             }
-            if n != c.n || n == 0 || prev != c.tail || sum != c.sum {
+            if n != c.n
+                || n == 0
+                || prev != c.tail
+                || sum != c.sum
+                || c.div != dividend(c)
+                || c.n2 != u64::from(n) * u64::from(n)
+            {
                 return Err(format!(
                     "clusters: cluster {cluster} has n={n} sum={sum}, records n={} sum={}",
                     c.n, c.sum
@@ -674,7 +695,7 @@ fn dividend(c: &Slot) -> u64 {
 /// `dividend(x) · n(y)²`: below 2⁶⁰ (dividend < n·cluster_size ≤ 2³⁰, n² ≤ 2³⁰).
 #[inline]
 fn weight(x: &Slot, y: &Slot) -> u64 {
-    dividend(x) * u64::from(y.n) * u64::from(y.n)
+    x.div * y.n2
 }
 
 /// How dirty victims leave: see the module documentation.
