@@ -24,10 +24,19 @@
 //! Policies are `Send` (the pool moves them behind its lock) and are unit-tested without
 //! any pool or device.
 
+pub mod casa;
+pub mod cfdc;
+pub mod cflru;
+pub mod clustering;
+pub mod heap;
 pub mod list;
 pub mod lru;
 pub mod reference;
 
+pub use casa::{Casa, CasaConfig};
+pub use cfdc::{Cfdc, CfdcConfig};
+pub use cflru::{Cflru, CflruConfig};
+pub use clustering::{ClusterChoice, ClusterMode, Clustered, ClusteringConfig};
 pub use lru::Lru;
 
 use flashbuf_core::{FrameId, PageId};

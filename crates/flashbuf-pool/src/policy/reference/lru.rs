@@ -1,8 +1,6 @@
-//! Naive O(n) reference versions of the policies, for differential tests: each keeps the
-//! plainest possible state (a vector in recency order) and must make the same decisions
-//! as its fast counterpart.
+//! Naive LRU.
 
-use super::{Access, Policy, Victim};
+use crate::policy::{Access, Policy, Victim};
 use flashbuf_core::{FrameId, PageId};
 
 /// LRU by a vector in recency order (index 0 = least recent); every operation scans.

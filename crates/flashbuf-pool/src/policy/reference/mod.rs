@@ -1,0 +1,16 @@
+//! Naive O(n) reference versions of the policies, for differential tests: each keeps the
+//! plainest possible state (vectors in recency or queue order, flags, priorities
+//! recomputed from the formula at every decision) and must make the same decisions as its
+//! fast counterpart, pinned pages included.
+
+mod casa;
+mod cfdc;
+mod cflru;
+mod clustered;
+mod lru;
+
+pub use casa::NaiveCasa;
+pub use cfdc::NaiveCfdc;
+pub use cflru::NaiveCflru;
+pub use clustered::NaiveClustered;
+pub use lru::NaiveLru;
