@@ -76,6 +76,7 @@ pub fn run(a: ProfileArgs) -> Result<ExitCode, LabError> {
                 page_size: a.page_size as usize,
                 data_pages: area / a.page_size,
                 seed: a.seed,
+                facts: Default::default(),
             };
             let dev = build_sim(&spec, &ctx)?;
             dev.set_len(area)?;

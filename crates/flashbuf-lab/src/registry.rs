@@ -3,9 +3,13 @@
 
 use crate::spec::Spec;
 use crate::LabError;
+use flashbuf_device::profile::{run_profile, ProfileOptions};
 use flashbuf_device::sim::{sim_profile_names, SimDevice, SimProfile};
 use flashbuf_device::{CostDevice, Device, FileDevice, FileDeviceOptions, LatencyModel, MemDevice};
-use flashbuf_pool::policy::{Lru, Policy};
+use flashbuf_pool::policy::{
+    Casa, CasaConfig, Cfdc, CfdcConfig, Cflru, CflruConfig, ClusterChoice, ClusterMode, Clustered,
+    ClusteringConfig, Lru, Policy,
+};
 use flashbuf_store::{DirectStore, DirectStoreConfig, PageStore};
 use std::path::PathBuf;
 
@@ -18,7 +22,12 @@ pub const SIM_SLACK_BYTES: u64 = 64 << 20;
 /// Store names.
 pub const STORE_NAMES: &[&str] = &["direct"];
 /// Policy names.
-pub const POLICY_NAMES: &[&str] = &["none", "lru"];
+pub const POLICY_NAMES: &[&str] = &["none", "lru", "cflru", "cfdc", "casa"];
+
+/// Options every policy takes (write clustering, design.md §4): `clustering=none|batch|drain`,
+/// `cluster=N` pages (default: erase block / page size of the device, else 64),
+/// `choice=victim|metric` (which cluster: the victim's, or the lowest CFDC priority).
+pub const CLUSTERING_OPTIONS: &[&str] = &["clustering", "cluster", "choice"];
 
 /// What the lab knows when it builds components for one run.
 #[derive(Debug, Clone)]
@@ -29,6 +38,38 @@ pub struct BuildContext {
     pub data_pages: u64,
     /// Seed of the run.
     pub seed: u64,
+    /// What the device is like (filled once the device is built).
+    pub facts: DeviceFacts,
+}
+
+/// What cost-aware policies and write clustering need to know of the device.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DeviceFacts {
+    /// Flash erase-block size, if the device has one.
+    pub erase_block_bytes: Option<u64>,
+    /// Latency of a random page read, microseconds (relative figures suffice).
+    pub read_us: f64,
+    /// Latency of a random page write, microseconds.
+    pub write_us: f64,
+}
+
+impl Default for DeviceFacts {
+    fn default() -> Self {
+        Self {
+            erase_block_bytes: None,
+            read_us: 1.0,
+            write_us: 1.0,
+        }
+    }
+}
+
+impl DeviceFacts {
+    /// Write clustering's default cluster size in pages: erase block / page size, else 64.
+    pub fn cluster_pages(&self, page_size: usize) -> u64 {
+        self.erase_block_bytes
+            .map(|b| (b / page_size as u64).max(1))
+            .unwrap_or(64)
+    }
 }
 
 impl BuildContext {
@@ -52,6 +93,8 @@ pub struct BuiltDevice {
     pub device: Box<dyn Device>,
     /// A file the lab created and removes when the run is over.
     pub cleanup: Option<PathBuf>,
+    /// What the device is like.
+    pub facts: DeviceFacts,
 }
 
 /// Builds the device named by `spec`.
@@ -94,14 +137,57 @@ pub fn build_device(spec: &Spec, ctx: &BuildContext) -> Result<BuiltDevice, LabE
             return Ok(BuiltDevice {
                 device: Box::new(d),
                 cleanup: (!existed).then_some(path),
+                facts: DeviceFacts::default(),
             });
         }
-        "sim" => Box::new(build_sim(spec, ctx)?),
+        "sim" => {
+            let dev = build_sim(spec, ctx)?;
+            let facts = sim_facts(spec, ctx, &dev)?;
+            return Ok(BuiltDevice {
+                device: Box::new(dev),
+                cleanup: None,
+                facts,
+            });
+        }
         other => return Err(unknown("device", other, DEVICE_NAMES)),
+    };
+    let facts = match spec.name.as_str() {
+        "cost" => DeviceFacts {
+            erase_block_bytes: None,
+            read_us: spec.get("read_us", 100.0)?,
+            write_us: spec.get("write_us", 1000.0)?,
+        },
+        _ => DeviceFacts::default(),
     };
     Ok(BuiltDevice {
         device,
         cleanup: None,
+        facts,
+    })
+}
+
+/// Facts of a simulated device: its erase block from the geometry, and random page read
+/// and write latencies from a quick uFLIP profile of a *separate* device of the same
+/// profile and seed (the replay's device stays untouched).
+fn sim_facts(spec: &Spec, ctx: &BuildContext, dev: &SimDevice) -> Result<DeviceFacts, LabError> {
+    let erase_block_bytes = dev.info().geometry.map(|g| g.block_bytes());
+    let area = dev.capacity().clamp(16 << 20, 256 << 20);
+    let probe_ctx = BuildContext {
+        data_pages: area / ctx.page_size as u64,
+        ..ctx.clone()
+    };
+    let probe = build_sim(spec, &probe_ctx)?;
+    probe.set_len(area.min(probe.capacity()))?;
+    let mut opts = ProfileOptions::quick();
+    opts.page_size = ctx.page_size as u64;
+    opts.area_bytes = Some(area.min(probe.capacity()));
+    opts.seed = ctx.seed;
+    opts.sweep = false;
+    let p = run_profile(&probe, &opts)?;
+    Ok(DeviceFacts {
+        erase_block_bytes,
+        read_us: p.read_random_us.max(f64::MIN_POSITIVE),
+        write_us: p.write_random_us.max(f64::MIN_POSITIVE),
     })
 }
 
@@ -153,23 +239,98 @@ pub fn build_store(
 }
 
 /// Builds the policy named by `spec` for `frames` frames; `None` for `none` (pass-through:
-/// every reference goes straight to the store).
+/// every reference goes straight to the store). Every policy takes the clustering options
+/// ([`CLUSTERING_OPTIONS`]).
 pub fn build_policy(
     spec: &Spec,
     frames: usize,
-    _ctx: &BuildContext,
+    ctx: &BuildContext,
 ) -> Result<Option<Box<dyn Policy>>, LabError> {
-    match spec.name.as_str() {
+    let own = |keys: &[&str]| -> Result<(), LabError> {
+        let mut valid: Vec<&str> = keys.to_vec();
+        valid.extend_from_slice(CLUSTERING_OPTIONS);
+        spec.allow(&valid)
+    };
+    let pool_err = |e: flashbuf_pool::PoolError| LabError::Usage(format!("{spec}: {e}"));
+    let policy: Box<dyn Policy> = match spec.name.as_str() {
         "none" => {
             spec.allow(&[])?;
-            Ok(None)
+            return Ok(None);
         }
         "lru" => {
-            spec.allow(&[])?;
-            Ok(Some(Box::new(Lru::new(frames))))
+            own(&[])?;
+            Box::new(Lru::new(frames))
         }
-        other => Err(unknown("policy", other, POLICY_NAMES)),
-    }
+        "cflru" => {
+            own(&["window"])?;
+            let cfg = CflruConfig {
+                window: spec.get("window", 0.5)?,
+            };
+            Box::new(Cflru::with_config(frames, cfg).map_err(pool_err)?)
+        }
+        "cfdc" => {
+            own(&["window", "cluster_size"])?;
+            let cfg = CfdcConfig {
+                window: spec.get("window", 0.5)?,
+                cluster_size: spec.get("cluster_size", 64)?,
+            };
+            Box::new(Cfdc::with_config(frames, cfg).map_err(pool_err)?)
+        }
+        "casa" => {
+            own(&["read_cost", "write_cost", "learn"])?;
+            let cfg = CasaConfig {
+                read_cost: spec.get("read_cost", ctx.facts.read_us)?,
+                write_cost: spec.get("write_cost", ctx.facts.write_us)?,
+                learn_costs: spec.get("learn", false)?,
+                ..CasaConfig::default()
+            };
+            Box::new(Casa::with_config(frames, cfg).map_err(pool_err)?)
+        }
+        other => return Err(unknown("policy", other, POLICY_NAMES)),
+    };
+    wrap_clustering(policy, spec, ctx).map(Some)
+}
+
+/// Applies the clustering options of `spec` to `policy`.
+fn wrap_clustering(
+    policy: Box<dyn Policy>,
+    spec: &Spec,
+    ctx: &BuildContext,
+) -> Result<Box<dyn Policy>, LabError> {
+    let mode = match spec.opts.get("clustering").map(String::as_str) {
+        None | Some("none") => {
+            if spec.opts.contains_key("cluster") || spec.opts.contains_key("choice") {
+                return Err(LabError::Usage(format!(
+                    "{spec}: cluster/choice need clustering=batch or clustering=drain"
+                )));
+            }
+            return Ok(policy);
+        }
+        Some("batch") => ClusterMode::Batch,
+        Some("drain") => ClusterMode::Drain,
+        Some(other) => {
+            return Err(LabError::Usage(format!(
+                "{spec}: clustering={other}; valid: none, batch, drain"
+            )))
+        }
+    };
+    let choice = match spec.opts.get("choice").map(String::as_str) {
+        None | Some("victim") => ClusterChoice::Victim,
+        Some("metric") => ClusterChoice::Metric,
+        Some(other) => {
+            return Err(LabError::Usage(format!(
+                "{spec}: choice={other}; valid: victim, metric"
+            )))
+        }
+    };
+    let cfg = ClusteringConfig {
+        mode,
+        cluster_size: spec.get("cluster", ctx.facts.cluster_pages(ctx.page_size))?,
+        choice,
+    };
+    Clustered::new(policy, cfg)
+        .map(|c| Box::new(c) as Box<dyn Policy>)
+        .map_err(|e| LabError::Usage(format!("{spec}: {e}")))
 }
 
 #[cfg(test)]
@@ -181,6 +342,7 @@ mod tests {
             page_size: 4096,
             data_pages: 10,
             seed: 1,
+            facts: DeviceFacts::default(),
         }
     }
 

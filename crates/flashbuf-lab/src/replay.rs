@@ -83,16 +83,18 @@ pub fn run(cfg: &RunConfig, scan: Option<&TraceScan>) -> Result<RunResult, LabEr
             ((distinct as f64 * r).floor() as usize).max(1)
         }
     };
-    let ctx = BuildContext {
+    let mut ctx = BuildContext {
         page_size: cfg.page_size,
         data_pages: scan.map_or(0, |s| s.dense_pages),
         seed: cfg.seed,
+        facts: Default::default(),
     };
 
     let start = Instant::now();
     let cpu_start = process_cpu_s();
     let built = build_device(&cfg.device, &ctx)?;
     let cleanup = built.cleanup.clone();
+    ctx.facts = built.facts;
     let result = (|| {
         let store = build_store(&cfg.store, built.device, &ctx)?;
         let policy = build_policy(&cfg.policy, frames, &ctx)?;
@@ -202,7 +204,11 @@ fn replay_pool<S: PageStore>(
     while let Some(batch) = feed.next_batch()? {
         let key = |i: usize| {
             let r = batch[i];
-            let access = if r.op.is_write() { Access::Write } else { Access::Read };
+            let access = if r.op.is_write() {
+                Access::Write
+            } else {
+                Access::Read
+            };
             (r.page, access)
         };
         let result = pool.access_many(batch.len(), key, |i, page| {

@@ -291,7 +291,12 @@ impl<S: PageStore> BufferPool<S> {
     ///
     /// On error, returns the index of the access that failed with the error; accesses
     /// before it were made.
-    pub fn access_many<K, F>(&self, n: usize, mut key: K, mut f: F) -> Result<(), (usize, PoolError)>
+    pub fn access_many<K, F>(
+        &self,
+        n: usize,
+        mut key: K,
+        mut f: F,
+    ) -> Result<(), (usize, PoolError)>
     where
         K: FnMut(usize) -> (PageId, Access),
         F: FnMut(usize, PageAccess<'_>),
@@ -318,7 +323,9 @@ impl<S: PageStore> BufferPool<S> {
             let (pid, access) = key(i);
             let r = match access {
                 Access::Read => self.read(pid).map(|g| f(i, PageAccess::Read(g.data()))),
-                Access::Write => self.write(pid).map(|mut g| f(i, PageAccess::Write(g.writer()))),
+                Access::Write => self
+                    .write(pid)
+                    .map(|mut g| f(i, PageAccess::Write(g.writer()))),
             };
             r.map_err(|e| (i, e))?;
             i += 1;

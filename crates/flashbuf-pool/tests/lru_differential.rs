@@ -39,7 +39,11 @@ fn replay_with(
 }
 
 /// Replays `trace` with `access_many` (runs of hits under one lock hold).
-fn replay_many(policy: Box<dyn Policy>, frames: usize, trace: &[(bool, u64)]) -> (PoolStats, Vec<Call>) {
+fn replay_many(
+    policy: Box<dyn Policy>,
+    frames: usize,
+    trace: &[(bool, u64)],
+) -> (PoolStats, Vec<Call>) {
     let pool = BufferPool::new(Recording::new(mem_store(512)), frames, policy).unwrap();
     let key = |i: usize| {
         let (w, p) = trace[i];

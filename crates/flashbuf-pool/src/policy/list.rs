@@ -156,7 +156,11 @@ impl List {
     #[inline]
     pub fn move_to_head(&mut self, links: &mut Links, f: FrameId) {
         let i = f.0;
-        debug_assert_eq!(links.owner[i as usize], self.id, "{f} not in list {}", self.id);
+        debug_assert_eq!(
+            links.owner[i as usize], self.id,
+            "{f} not in list {}",
+            self.id
+        );
         if self.head == i {
             return;
         }
