@@ -6,7 +6,7 @@ use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Requests seen by a [`CountingDevice`].
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct IoCounts {
     /// Read requests.
     pub reads: u64,
@@ -22,9 +22,15 @@ pub struct IoCounts {
     pub written_bytes: u64,
     /// Writes that started exactly where the previous write ended.
     pub sequential_writes: u64,
+    /// Device time spent in reads, microseconds (from the inner device's clock).
+    pub read_time_us: f64,
+    /// Device time spent in writes and batches, microseconds.
+    pub write_time_us: f64,
 }
 
-/// Counts every request it forwards to the inner device; `stats()` is the inner device's.
+/// Counts every request it forwards to the inner device, and splits the inner device's
+/// time (`stats().device_time_us`, sampled before and after each call) into read and write
+/// time; `stats()` is the inner device's.
 ///
 /// ```
 /// use flashbuf_device::{CountingDevice, Device, MemDevice};
@@ -45,6 +51,8 @@ pub struct CountingDevice<D> {
     written_bytes: AtomicU64,
     sequential_writes: AtomicU64,
     last_write_end: AtomicU64,
+    read_time_ns: AtomicU64,
+    write_time_ns: AtomicU64,
 }
 
 impl<D: Device> CountingDevice<D> {
@@ -60,7 +68,17 @@ impl<D: Device> CountingDevice<D> {
             written_bytes: AtomicU64::new(0),
             sequential_writes: AtomicU64::new(0),
             last_write_end: AtomicU64::new(u64::MAX),
+            read_time_ns: AtomicU64::new(0),
+            write_time_ns: AtomicU64::new(0),
         }
+    }
+
+    fn clock_ns(&self) -> f64 {
+        self.inner.stats().device_time_us * 1000.0
+    }
+
+    fn add_time(counter: &AtomicU64, before_ns: f64, after_ns: f64) {
+        counter.fetch_add((after_ns - before_ns).max(0.0).round() as u64, Relaxed);
     }
 
     /// The wrapped device.
@@ -78,6 +96,8 @@ impl<D: Device> CountingDevice<D> {
             read_bytes: self.read_bytes.load(Relaxed),
             written_bytes: self.written_bytes.load(Relaxed),
             sequential_writes: self.sequential_writes.load(Relaxed),
+            read_time_us: self.read_time_ns.load(Relaxed) as f64 / 1000.0,
+            write_time_us: self.write_time_ns.load(Relaxed) as f64 / 1000.0,
         }
     }
 
@@ -92,20 +112,26 @@ impl<D: Device> CountingDevice<D> {
 
 impl<D: Device> Device for CountingDevice<D> {
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
+        let t0 = self.clock_ns();
         self.inner.read_at(offset, buf)?;
+        Self::add_time(&self.read_time_ns, t0, self.clock_ns());
         self.reads.fetch_add(1, Relaxed);
         self.read_bytes.fetch_add(buf.len() as u64, Relaxed);
         Ok(())
     }
 
     fn write_at(&self, offset: u64, buf: &[u8]) -> Result<(), DeviceError> {
+        let t0 = self.clock_ns();
         self.inner.write_at(offset, buf)?;
+        Self::add_time(&self.write_time_ns, t0, self.clock_ns());
         self.count_write(offset, buf.len());
         Ok(())
     }
 
     fn write_batch(&self, ops: &[WriteOp<'_>]) -> Result<(), DeviceError> {
+        let t0 = self.clock_ns();
         self.inner.write_batch(ops)?;
+        Self::add_time(&self.write_time_ns, t0, self.clock_ns());
         self.batches.fetch_add(1, Relaxed);
         for op in ops {
             self.count_write(op.offset, op.data.len());
@@ -179,5 +205,32 @@ mod tests {
             ),
             (1, 2, 1, 1, 200, 1)
         );
+    }
+
+    #[test]
+    fn splits_device_time_into_reads_and_writes() {
+        use crate::{CostDevice, LatencyModel};
+        let m = LatencyModel {
+            latency_read_us: 10.0,
+            latency_write_us: 300.0,
+            latency_sync_us: 0.0,
+        };
+        let d = CountingDevice::new(CostDevice::new(MemDevice::new(1024), m));
+        let mut b = [0u8; 8];
+        d.read_at(0, &mut b).unwrap();
+        d.write_at(0, &b).unwrap();
+        d.write_batch(&[
+            WriteOp {
+                offset: 8,
+                data: &b,
+            },
+            WriteOp {
+                offset: 16,
+                data: &b,
+            },
+        ])
+        .unwrap();
+        let c = d.counts();
+        assert_eq!((c.read_time_us, c.write_time_us), (10.0, 900.0));
     }
 }

@@ -9,12 +9,14 @@ use crate::spec::Spec;
 use crate::LabError;
 use flashbuf_core::page::{self, HEADER_BYTES};
 use flashbuf_core::{AlignedBuf, DirtyRanges, PageId};
+use flashbuf_device::{CountingDevice, Device};
 use flashbuf_pool::policy::Access;
 use flashbuf_pool::{BufferPool, PageAccess};
 use flashbuf_store::{PageStore, ReadOutcome, StoreError};
 use flashbuf_trace::{Format, Op};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// How big the buffer is.
@@ -95,8 +97,16 @@ pub fn run(cfg: &RunConfig, scan: Option<&TraceScan>) -> Result<RunResult, LabEr
     let built = build_device(&cfg.device, &ctx)?;
     let cleanup = built.cleanup.clone();
     ctx.facts = built.facts;
+    // Split device time into reads and writes (not on the memory device, which has no
+    // clock; its replays are the speed benchmark).
+    let (device, counting): (Box<dyn Device>, _) = if cfg.device.name == "memory" {
+        (built.device, None)
+    } else {
+        let c = Arc::new(CountingDevice::new(built.device));
+        (Box::new(c.clone()), Some(c))
+    };
     let result = (|| {
-        let store = build_store(&cfg.store, built.device, &ctx)?;
+        let store = build_store(&cfg.store, device, &ctx)?;
         let policy = build_policy(&cfg.policy, frames, &ctx)?;
         let mut oracle = Oracle::with_capacity(ctx.data_pages as usize);
         let progress = progress_bar(cfg, scan);
@@ -154,6 +164,14 @@ pub fn run(cfg: &RunConfig, scan: Option<&TraceScan>) -> Result<RunResult, LabEr
             }
         };
         progress.finish_and_clear();
+        if let Some(c) = &counting {
+            let io = c.counts();
+            r.device_read_time_us = io.read_time_us;
+            r.device_write_time_us = io.write_time_us;
+            if r.page_writes > 0 {
+                r.write_time_per_page_us = io.write_time_us / r.page_writes as f64;
+            }
+        }
         r.verify_errors = oracle.errors();
         r.first_verify_error = oracle.first_error().map(str::to_string);
         r.scan_time_s = scan.map_or(0.0, |s| s.scan_time_s);

@@ -74,6 +74,12 @@ pub struct RunResult {
     pub device_written_bytes: u64,
     /// Device syncs.
     pub device_syncs: u64,
+    /// Device time spent in reads, microseconds (0 on the memory device).
+    pub device_read_time_us: f64,
+    /// Device time spent in writes, microseconds (staging, logs and write-backs).
+    pub device_write_time_us: f64,
+    /// Device write time per page the pool wrote (CFDC's "cost of flushing a page").
+    pub write_time_per_page_us: f64,
     /// Pool metadata per frame besides the page bytes.
     pub metadata_bytes_per_frame: f64,
     /// Peak resident memory of the process so far, bytes.
