@@ -8,6 +8,7 @@
 
 mod error;
 mod frame;
+pub mod page_table;
 pub mod policy;
 mod pool;
 

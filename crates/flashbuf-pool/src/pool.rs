@@ -21,12 +21,12 @@
 //!   for write-back; the policy's view is exact whenever writers do not race a flush.
 
 use crate::frame::{Arena, Frame, DIRTY, VALID};
+use crate::page_table::PageTable;
 use crate::policy::{Access, IoKind, Policy, Victim};
 use crate::PoolError;
 use flashbuf_core::page::{self, HEADER_BYTES};
 use flashbuf_core::{DirtyRanges, FrameId, PageId};
 use flashbuf_store::{PageStore, PageWrite, ReadOutcome};
-use hashbrown::HashTable;
 use parking_lot::{Condvar, Mutex, MutexGuard};
 use serde::Serialize;
 use std::sync::atomic::AtomicU64;
@@ -66,7 +66,7 @@ struct IoCounters {
 }
 
 struct Inner {
-    table: HashTable<FrameId>,
+    table: PageTable,
     policy: Box<dyn Policy>,
     free: Vec<FrameId>,
     /// Pages whose write-back by an eviction is in flight.
@@ -103,14 +103,6 @@ pub struct BufferPool<S> {
     inner: Mutex<Inner>,
     evicted: Condvar,
     io: IoCounters,
-}
-
-#[inline]
-fn hash_pid(pid: PageId) -> u64 {
-    // Fibonacci hashing folded so that both the high bits (hashbrown's control bytes) and
-    // the low bits (bucket index) depend on every input bit.
-    let x = pid.0.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    x ^ (x >> 29)
 }
 
 /// Most accesses [`BufferPool::access_many`] serves per hold of the pool lock.
@@ -159,7 +151,7 @@ impl<S: PageStore> BufferPool<S> {
             frames,
             arena: Arena::new(frames_count, page_size),
             inner: Mutex::new(Inner {
-                table: HashTable::with_capacity(frames_count),
+                table: PageTable::new(frames_count),
                 policy,
                 free: (0..frames_count as u32).rev().map(FrameId).collect(),
                 evicting: Vec::new(),
@@ -219,11 +211,9 @@ impl<S: PageStore> BufferPool<S> {
     pub fn metadata_bytes_per_frame(&self) -> f64 {
         let g = self.inner.lock();
         let n = self.frames.len() as f64;
-        let table = g.table.capacity().next_power_of_two() as f64
-            * 1.14
-            * (std::mem::size_of::<FrameId>() + 1) as f64
-            / n;
-        std::mem::size_of::<Frame>() as f64 + table + g.policy.bytes_per_frame() as f64
+        std::mem::size_of::<Frame>() as f64
+            + g.table.bytes() as f64 / n
+            + g.policy.bytes_per_frame() as f64
     }
 
     /// Fixes `pid` for reading: loads it on a miss; many readers may hold it at once.
@@ -376,27 +366,23 @@ impl<S: PageStore> BufferPool<S> {
         Some(f)
     }
 
+    #[inline]
+    fn page_of(&self, f: FrameId) -> PageId {
+        PageId(self.frames[f.index()].page_id.load(Relaxed))
+    }
+
+    #[inline]
     fn lookup(&self, g: &Inner, pid: PageId) -> Option<FrameId> {
-        g.table
-            .find(hash_pid(pid), |f| {
-                self.frames[f.index()].page_id.load(Relaxed) == pid.0
-            })
-            .copied()
+        g.table.find(pid, |f| self.page_of(f))
     }
 
     fn table_remove(&self, g: &mut Inner, pid: PageId, frame: FrameId) {
-        if let Ok(e) = g.table.find_entry(hash_pid(pid), |f| *f == frame) {
-            e.remove();
-        } else {
-            debug_assert!(false, "{pid} in {frame} missing from the page table");
-        }
+        let removed = g.table.remove(pid, frame, |f| self.page_of(f));
+        debug_assert!(removed, "{pid} in {frame} missing from the page table");
     }
 
     fn table_insert(&self, g: &mut Inner, pid: PageId, frame: FrameId) {
-        let frames = &self.frames;
-        g.table.insert_unique(hash_pid(pid), frame, |f| {
-            hash_pid(PageId(frames[f.index()].page_id.load(Relaxed)))
-        });
+        g.table.insert(pid, frame);
     }
 
     /// Releases a pin taken by `fix` (after the latch was released).
@@ -856,6 +842,7 @@ impl<S: PageStore> BufferPool<S> {
                 return Err(format!("{f}: {writers} writers but {pins} pins"));
             }
         }
+        g.table.check(|f| self.page_of(f))?;
         if g.table.len() != resident {
             return Err(format!(
                 "page table has {} entries, {resident} frames are resident",

@@ -318,3 +318,25 @@ fn closure_access_records_ranges_and_falls_back_when_pinned() {
     let s = pool.stats();
     assert_eq!((s.hits, s.misses), (4, 1));
 }
+
+#[test]
+fn metadata_stays_within_64_bytes_per_frame_under_churn() {
+    for frames in [1usize, 7, 413, 1241, 4139, 20_000] {
+        let pool = BufferPool::new(mem_store(512), frames, Box::new(Lru::new(frames))).unwrap();
+        // Many more distinct pages than frames: constant insert/remove churn.
+        for i in 0..(frames as u64 * 6).max(200) {
+            let pid = PageId((i * 7919) % (frames as u64 * 3 + 5));
+            if i % 3 == 0 {
+                pool.write(pid).unwrap().write(0, &i.to_le_bytes());
+            } else {
+                drop(pool.read(pid).unwrap());
+            }
+        }
+        pool.check_invariants().unwrap();
+        let b = pool.metadata_bytes_per_frame();
+        assert!(
+            b <= 64.0,
+            "{frames} frames: {b:.1} bytes of metadata per frame"
+        );
+    }
+}

@@ -1,0 +1,209 @@
+//! The page table: page id → frame, in 5–10 bytes per frame, never growing.
+//!
+//! Open addressing with linear probing over `u32` frame ids; the key (page id) is not
+//! stored in the table but read from the frame header, so a slot is 4 bytes. Deletion is
+//! by backward shift (Knuth vol. 3, §6.4, Algorithm R), which leaves no tombstones: the
+//! table's load stays exactly `resident pages / slots` however many evictions happen, and
+//! it never rehashes or allocates after construction.
+//!
+//! Why not `hashbrown`: its tombstones make a table under constant insert/remove churn
+//! either rehash (allocating) or double once it is over half full; a table that never
+//! grows would need at least 2.3 buckets per frame (≥ 11.5 bytes), and with the 40-byte
+//! frame header and the policy's links that breaks the 64-byte-per-frame budget.
+
+use flashbuf_core::{FrameId, PageId};
+
+const EMPTY: u32 = u32::MAX;
+
+/// Page id → frame id for at most `frames_count` resident pages.
+#[derive(Debug, Clone)]
+pub struct PageTable {
+    slots: Box<[u32]>,
+    mask: usize,
+    len: usize,
+}
+
+/// Multiplicative (Fibonacci) hash folded so that low bits depend on every input bit.
+#[inline]
+fn hash(pid: PageId) -> usize {
+    let x = pid.0.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (x ^ (x >> 32)) as usize
+}
+
+impl PageTable {
+    /// A table for up to `frames_count` pages: the next power of two at or above
+    /// 1.25 × `frames_count` slots (load ≤ 0.8).
+    pub fn new(frames_count: usize) -> Self {
+        // At least one slot stays empty, so probes always end.
+        let want = (frames_count + frames_count / 4).max(frames_count + 1);
+        let n = want.next_power_of_two();
+        Self {
+            slots: vec![EMPTY; n].into_boxed_slice(),
+            mask: n - 1,
+            len: 0,
+        }
+    }
+
+    /// Number of pages in the table.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the table is empty.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Number of slots.
+    #[inline]
+    pub fn slots(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Bytes the table occupies.
+    pub fn bytes(&self) -> usize {
+        self.slots.len() * std::mem::size_of::<u32>()
+    }
+
+    /// The frame holding `pid`; `page_of(f)` gives the page id frame `f` holds.
+    #[inline]
+    pub fn find(&self, pid: PageId, page_of: impl Fn(FrameId) -> PageId) -> Option<FrameId> {
+        let mut i = hash(pid) & self.mask;
+        loop {
+            let s = self.slots[i];
+            if s == EMPTY {
+                return None;
+            }
+            if page_of(FrameId(s)) == pid {
+                return Some(FrameId(s));
+            }
+            i = (i + 1) & self.mask;
+        }
+    }
+
+    /// Inserts `pid → frame`; `pid` must not be in the table. `page_of(frame)` must already
+    /// return `pid`.
+    ///
+    /// # Panics
+    /// If the table is full (more pages than the frames it was built for): a pool bug.
+    #[inline]
+    pub fn insert(&mut self, pid: PageId, frame: FrameId) {
+        assert!(self.len < self.slots.len() - 1, "page table overfull");
+        let mut i = hash(pid) & self.mask;
+        while self.slots[i] != EMPTY {
+            debug_assert_ne!(self.slots[i], frame.0, "{frame} inserted twice");
+            i = (i + 1) & self.mask;
+        }
+        self.slots[i] = frame.0;
+        self.len += 1;
+    }
+
+    /// Removes the entry `pid → frame`; returns whether it was there. `page_of` must still
+    /// map `frame` to `pid` and every other resident frame to its page.
+    #[inline]
+    pub fn remove(
+        &mut self,
+        pid: PageId,
+        frame: FrameId,
+        page_of: impl Fn(FrameId) -> PageId,
+    ) -> bool {
+        let mut i = hash(pid) & self.mask;
+        loop {
+            let s = self.slots[i];
+            if s == EMPTY {
+                return false;
+            }
+            if s == frame.0 {
+                break;
+            }
+            i = (i + 1) & self.mask;
+        }
+        // Backward shift: move later entries of the cluster into the hole when their home
+        // slot does not lie cyclically in (hole, position].
+        let mut hole = i;
+        let mut j = i;
+        loop {
+            j = (j + 1) & self.mask;
+            let s = self.slots[j];
+            if s == EMPTY {
+                break;
+            }
+            let home = hash(page_of(FrameId(s))) & self.mask;
+            let in_between = if hole <= j {
+                hole < home && home <= j
+            } else {
+                hole < home || home <= j
+            };
+            if !in_between {
+                self.slots[hole] = s;
+                hole = j;
+            }
+        }
+        self.slots[hole] = EMPTY;
+        self.len -= 1;
+        true
+    }
+
+    /// Checks that every entry is reachable from its home slot without crossing an empty
+    /// slot, and the count; `Err` names the first problem.
+    pub fn check(&self, page_of: impl Fn(FrameId) -> PageId) -> Result<(), String> {
+        let mut n = 0;
+        for (i, &s) in self.slots.iter().enumerate() {
+            if s == EMPTY {
+                continue;
+            }
+            n += 1;
+            let pid = page_of(FrameId(s));
+            if self.find(pid, &page_of) != Some(FrameId(s)) {
+                return Err(format!("frame {s} in slot {i} ({pid}) is unreachable"));
+            }
+        }
+        if n != self.len {
+            return Err(format!("{n} entries, length says {}", self.len));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::HashMap;
+
+    proptest! {
+        #[test]
+        fn behaves_like_a_map_under_churn(
+            frames in 1usize..40,
+            ops in proptest::collection::vec((any::<bool>(), 0u64..200), 1..600)
+        ) {
+            // frame -> page, as the pool's frame headers hold them.
+            let mut page_of: Vec<Option<u64>> = vec![None; frames];
+            let mut model: HashMap<u64, u32> = HashMap::new();
+            let mut t = PageTable::new(frames);
+            for (insert, pid) in ops {
+                let lookup = |pages: &Vec<Option<u64>>, f: FrameId| PageId(pages[f.index()].unwrap_or(u64::MAX));
+                if insert && !model.contains_key(&pid) {
+                    if let Some(f) = page_of.iter().position(|p| p.is_none()) {
+                        page_of[f] = Some(pid);
+                        t.insert(PageId(pid), FrameId(f as u32));
+                        model.insert(pid, f as u32);
+                    }
+                } else if let Some(&f) = model.get(&pid) {
+                    let pages = page_of.clone();
+                    prop_assert!(t.remove(PageId(pid), FrameId(f), |x| lookup(&pages, x)));
+                    page_of[f as usize] = None;
+                    model.remove(&pid);
+                }
+                let pages = page_of.clone();
+                t.check(|x| lookup(&pages, x)).map_err(TestCaseError::fail)?;
+                for p in 0..200u64 {
+                    prop_assert_eq!(t.find(PageId(p), |x| lookup(&pages, x)).map(|f| f.0), model.get(&p).copied());
+                }
+            }
+            prop_assert!(t.slots() <= (frames * 5 / 4).max(frames + 1).next_power_of_two());
+        }
+    }
+}
