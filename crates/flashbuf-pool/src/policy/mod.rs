@@ -24,10 +24,13 @@
 //! Policies are `Send` (the pool moves them behind its lock) and are unit-tested without
 //! any pool or device.
 
+pub mod fd_buffer;
 pub mod list;
 pub mod lru;
+pub mod offline;
 pub mod reference;
 
+pub use fd_buffer::{FdBuffer, FdBufferHandle, FdBufferOptions};
 pub use lru::Lru;
 
 use flashbuf_core::{FrameId, PageId};

@@ -1,0 +1,550 @@
+//! Two-Stack miss-rate estimation (On et al., IEEE TC 2014, §4.3, Algorithms 3 and 4)
+//! with *present conditions* and the group-based stack optimization of Kim, Hill and Wood
+//! (SIGMETRICS 1991) that the paper adopts (group size 64).
+//!
+//! # The model
+//! Two LRU stacks, CLRU (clean pool) and DLRU (dirty pool), hold page entries in
+//! recency order. Each entry carries a present condition, a predicate on the pool sizes
+//! telling for which configurations the page is really in that pool. Every condition the
+//! algorithms build is a threshold, so an entry stores one integer `θ`:
+//! - CLRU: present iff `M_c ≥ θ` (`θ = 0` is *true*). Algorithm 3 line 17,
+//!   `PCond_c = (M_c > M − d_d)`, is `θ = M − d_d + 1`; line 24's disjunction is the
+//!   minimum of two thresholds.
+//! - DLRU: present iff `M_d ≥ θ` (`θ = 0` is *true*). `PCond_d = (M_d ≥ d_d)` is
+//!   `θ = d_d`; line 26's conjunction is the maximum.
+//!
+//! An access at stack distance `d` to an entry with threshold `θ` is a hit for every pool
+//! size `≥ max(d, θ)` (the paper's `i = Max{d, d'}`), so the hit counter at index
+//! `max(d, θ)` is incremented; an access to a page absent from a stack counts at `∞`.
+//! Separate counters are kept for reads and writes in each stack (`Hit_c^r`, `Hit_c^w`,
+//! `Hit_d^r`, `Hit_d^w`), from which [`super::cost`] computes Eqs. (5)–(7).
+//!
+//! # Readings of the printed algorithms
+//! - Algorithm 4 lines 6–7 (`if p ∉ CLRU then Hit_c^w[∞]++`) follow line 5, which has
+//!   just removed `p` from CLRU; read literally every write hit in CLRU would also count
+//!   a miss. We read them as the `else` branch (one count per access and stack, as Eq. (5)
+//!   requires).
+//! - Algorithm 3 line 21 prints `i = d_c` for case (a) of the DLRU index; it is `j = d_d`.
+//! - Algorithm 3 lines 11–15 (page only in DLRU) use `d_d` without the entry's condition.
+//!   A DLRU-only entry always has `θ = 0` unless its CLRU twin fell off the bottom of a
+//!   truncated stack (below), so we use `max(d_d, θ)` and `θ' = max(θ, d_d)`: identical to
+//!   the printed lines whenever they apply.
+//! - Stacks are truncated at depth `M` (the buffer size): an entry deeper than `M` can
+//!   never count as a hit for any `M_c, M_d ≤ M`, and truncating the bottom does not move
+//!   any entry above it, so estimates are unchanged while the stacks stay `O(M)`.
+//! - *Without present conditions* (the "w/o PR" rows of Table 5) every condition is
+//!   *true*: `θ` is always 0.
+//!
+//! # Group-based distances
+//! With group size `z`, the stack is cut into groups of `z` consecutive positions; each
+//! entry stores its group number, and each group its oldest entry. Moving an entry of
+//! group `k` to the top moves the oldest entry of each group `0..k` into the next group:
+//! `O(k)` work instead of `O(d)`. The distance used is the group's upper end,
+//! `d̂ = min((k+1)·z, len)`, so `d ≤ d̂ ≤ d + z − 1`: the estimate is exact at pool sizes
+//! that are multiples of `z`, and pessimistic by less than one group in between (for
+//! single-stack reference strings, `exact_hits(s − z + 1) ≤ grouped_hits(s) ≤
+//! exact_hits(s)`; with present conditions the thresholds are built from `d̂` too, so the
+//! bound is empirical, see the tests). `z = 1` gives exact Mattson stacks (at `O(d)` cost).
+
+use hashbrown::HashMap;
+
+const NIL: u32 = u32::MAX;
+
+/// One LRU stack with group-based distances and a present-condition threshold per entry.
+#[derive(Debug, Clone)]
+pub struct GroupStack {
+    cap: usize,
+    z: usize,
+    page: Vec<u64>,
+    theta: Vec<u32>,
+    group: Vec<u32>,
+    /// Towards the top (more recent).
+    prev: Vec<u32>,
+    /// Towards the bottom (older).
+    next: Vec<u32>,
+    top: u32,
+    bottom: u32,
+    len: usize,
+    free: Vec<u32>,
+    /// `tails[g]`: the oldest entry of group `g`.
+    tails: Vec<u32>,
+    map: HashMap<u64, u32>,
+    /// Group-boundary updates done so far (the estimator's per-access work).
+    work: u64,
+}
+
+/// A stack entry found by [`GroupStack::find`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Found {
+    /// Slot of the entry (valid until the stack changes).
+    pub slot: u32,
+    /// Group-based stack distance `d̂` (1-based; exact when the group size is 1).
+    pub distance: u32,
+    /// The entry's present-condition threshold.
+    pub theta: u32,
+}
+
+impl GroupStack {
+    /// An empty stack holding at most `cap` entries, in groups of `group_size`.
+    ///
+    /// # Panics
+    /// If `cap` or `group_size` is zero, or `cap` does not fit in 32 bits.
+    pub fn new(cap: usize, group_size: usize) -> Self {
+        assert!(cap > 0 && group_size > 0, "empty stack or group");
+        assert!(cap < NIL as usize - 1, "stack too deep");
+        let n = cap + 1;
+        Self {
+            cap,
+            z: group_size,
+            page: vec![0; n],
+            theta: vec![0; n],
+            group: vec![0; n],
+            prev: vec![NIL; n],
+            next: vec![NIL; n],
+            top: NIL,
+            bottom: NIL,
+            len: 0,
+            free: (0..n as u32).rev().collect(),
+            tails: Vec::with_capacity(cap / group_size + 2),
+            map: HashMap::with_capacity(n),
+            work: 0,
+        }
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the stack is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Group-boundary updates done so far.
+    pub fn work(&self) -> u64 {
+        self.work
+    }
+
+    /// The entry of `page`, if in the stack.
+    #[inline]
+    pub fn find(&self, page: u64) -> Option<Found> {
+        let &slot = self.map.get(&page)?;
+        let s = slot as usize;
+        let d = ((self.group[s] as usize + 1) * self.z).min(self.len);
+        Some(Found {
+            slot,
+            distance: d as u32,
+            theta: self.theta[s],
+        })
+    }
+
+    /// Sets the present-condition threshold of an entry.
+    #[inline]
+    pub fn set_theta(&mut self, slot: u32, theta: u32) {
+        self.theta[slot as usize] = theta;
+    }
+
+    #[inline]
+    fn unlink(&mut self, x: u32) {
+        let (p, n) = (self.prev[x as usize], self.next[x as usize]);
+        if p != NIL {
+            self.next[p as usize] = n;
+        } else {
+            self.top = n;
+        }
+        if n != NIL {
+            self.prev[n as usize] = p;
+        } else {
+            self.bottom = p;
+        }
+    }
+
+    #[inline]
+    fn link_top(&mut self, x: u32) {
+        self.prev[x as usize] = NIL;
+        self.next[x as usize] = self.top;
+        if self.top != NIL {
+            self.prev[self.top as usize] = x;
+        } else {
+            self.bottom = x;
+        }
+        self.top = x;
+    }
+
+    /// Moves entry `slot` to the top (distance 1).
+    pub fn move_to_top(&mut self, slot: u32) {
+        if self.top == slot {
+            return;
+        }
+        let k = self.group[slot as usize] as usize;
+        if self.tails[k] == slot {
+            // Its newer neighbour slides into its position, the last of group k.
+            self.tails[k] = self.prev[slot as usize];
+        }
+        self.unlink(slot);
+        self.link_top(slot);
+        self.group[slot as usize] = 0;
+        for g in 0..k {
+            let t = self.tails[g];
+            self.tails[g] = self.prev[t as usize];
+            self.group[t as usize] = g as u32 + 1;
+        }
+        self.work += k as u64 + 1;
+    }
+
+    /// Pushes `page` (not in the stack) on top with threshold `theta`; drops the bottom
+    /// entry if the stack would exceed its capacity. Returns the new entry's slot.
+    pub fn push_top(&mut self, page: u64, theta: u32) -> u32 {
+        debug_assert!(!self.map.contains_key(&page), "page {page} already stacked");
+        let x = match self.free.pop() {
+            Some(x) => x,
+            None => unreachable!("a stack of cap {} has cap + 1 slots", self.cap),
+        };
+        self.page[x as usize] = page;
+        self.theta[x as usize] = theta;
+        self.group[x as usize] = 0;
+        let full_groups = self.len / self.z;
+        let was_full = self.len % self.z == 0;
+        let old_bottom = self.bottom;
+        self.link_top(x);
+        for g in 0..full_groups {
+            let t = self.tails[g];
+            self.tails[g] = self.prev[t as usize];
+            self.group[t as usize] = g as u32 + 1;
+        }
+        if was_full {
+            if self.len == 0 {
+                self.tails.push(x);
+            } else {
+                self.tails.push(old_bottom);
+            }
+        }
+        self.work += full_groups as u64 + 1;
+        self.len += 1;
+        self.map.insert(page, x);
+        if self.len > self.cap {
+            let b = self.bottom;
+            self.remove(b);
+        }
+        x
+    }
+
+    /// Removes entry `slot`.
+    pub fn remove(&mut self, slot: u32) {
+        let k = self.group[slot as usize] as usize;
+        let groups = self.tails.len();
+        for g in k..groups.saturating_sub(1) {
+            let nt = self.next[self.tails[g] as usize];
+            self.group[nt as usize] = g as u32;
+            self.tails[g] = nt;
+        }
+        self.work += (groups - k) as u64;
+        self.unlink(slot);
+        self.len -= 1;
+        let g2 = self.len.div_ceil(self.z);
+        self.tails.truncate(g2);
+        if g2 > 0 {
+            self.tails[g2 - 1] = self.bottom;
+        }
+        self.map.remove(&self.page[slot as usize]);
+        self.prev[slot as usize] = NIL;
+        self.next[slot as usize] = NIL;
+        self.free.push(slot);
+    }
+
+    /// Entries from the top: `(page, θ)`.
+    pub fn entries(&self) -> Vec<(u64, u32)> {
+        let mut v = Vec::with_capacity(self.len);
+        let mut c = self.top;
+        while c != NIL {
+            v.push((self.page[c as usize], self.theta[c as usize]));
+            c = self.next[c as usize];
+        }
+        v
+    }
+
+    /// Checks links, groups, the page map and the capacity.
+    pub fn check(&self) -> Result<(), String> {
+        if self.len > self.cap {
+            return Err(format!("stack holds {} > cap {}", self.len, self.cap));
+        }
+        let mut pos = 0usize;
+        let mut prev = NIL;
+        let mut c = self.top;
+        while c != NIL {
+            if self.prev[c as usize] != prev {
+                return Err(format!("stack slot {c}: broken prev link"));
+            }
+            let g = pos / self.z;
+            if self.group[c as usize] as usize != g {
+                return Err(format!(
+                    "stack position {} in group {}, expected {g}",
+                    pos + 1,
+                    self.group[c as usize]
+                ));
+            }
+            if (pos + 1) % self.z == 0 || pos + 1 == self.len {
+                if self.tails.get(g) != Some(&c) {
+                    return Err(format!("group {g} tail is not position {}", pos + 1));
+                }
+            }
+            if self.map.get(&self.page[c as usize]) != Some(&c) {
+                return Err(format!("page {} not mapped to its slot", self.page[c as usize]));
+            }
+            pos += 1;
+            if pos > self.len {
+                return Err("stack longer than its length".into());
+            }
+            prev = c;
+            c = self.next[c as usize];
+        }
+        if pos != self.len || prev != self.bottom {
+            return Err(format!("stack walk found {pos} entries, length {}", self.len));
+        }
+        if self.tails.len() != self.len.div_ceil(self.z) {
+            return Err(format!("{} groups for {} entries", self.tails.len(), self.len));
+        }
+        if self.map.len() != self.len {
+            return Err(format!("map has {} pages, stack {}", self.map.len(), self.len));
+        }
+        Ok(())
+    }
+}
+
+/// Hit counters of one window: index `i` in `1..=M` counts accesses that hit for pool
+/// sizes `≥ i`; index `M + 1` is `∞` (index 0 is unused).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HitCounters {
+    /// `Hit_c^r`.
+    pub c_read: Vec<u64>,
+    /// `Hit_c^w`.
+    pub c_write: Vec<u64>,
+    /// `Hit_d^r`.
+    pub d_read: Vec<u64>,
+    /// `Hit_d^w`.
+    pub d_write: Vec<u64>,
+}
+
+impl HitCounters {
+    /// Zeroed counters for a buffer of `m` frames.
+    pub fn new(m: usize) -> Self {
+        Self {
+            c_read: vec![0; m + 2],
+            c_write: vec![0; m + 2],
+            d_read: vec![0; m + 2],
+            d_write: vec![0; m + 2],
+        }
+    }
+
+    /// The `∞` index.
+    #[inline]
+    pub fn inf(&self) -> usize {
+        self.c_read.len() - 1
+    }
+
+    /// Zeroes every counter.
+    pub fn clear(&mut self) {
+        for v in [
+            &mut self.c_read,
+            &mut self.c_write,
+            &mut self.d_read,
+            &mut self.d_write,
+        ] {
+            v.fill(0);
+        }
+    }
+
+    /// Accesses counted (each access counts once in each stack's counters).
+    pub fn accesses(&self) -> u64 {
+        self.c_read.iter().sum::<u64>() + self.c_write.iter().sum::<u64>()
+    }
+}
+
+/// The Two-Stack estimator: CLRU, DLRU and the window's hit counters.
+#[derive(Debug, Clone)]
+pub struct TwoStack {
+    m: u32,
+    present_conditions: bool,
+    clru: GroupStack,
+    dlru: GroupStack,
+    counters: HitCounters,
+}
+
+impl TwoStack {
+    /// An estimator for a buffer of `m` frames (stacks truncated at depth `m`), group
+    /// size `group_size`, with or without present conditions.
+    pub fn new(m: usize, group_size: usize, present_conditions: bool) -> Self {
+        Self {
+            m: m as u32,
+            present_conditions,
+            clru: GroupStack::new(m, group_size),
+            dlru: GroupStack::new(m, group_size),
+            counters: HitCounters::new(m),
+        }
+    }
+
+    /// The window's counters so far.
+    pub fn counters(&self) -> &HitCounters {
+        &self.counters
+    }
+
+    /// Zeroes the counters (start of a window); the stacks persist.
+    pub fn clear_counters(&mut self) {
+        self.counters.clear();
+    }
+
+    /// CLRU.
+    pub fn clru(&self) -> &GroupStack {
+        &self.clru
+    }
+
+    /// DLRU.
+    pub fn dlru(&self) -> &GroupStack {
+        &self.dlru
+    }
+
+    /// Stack work so far (group-boundary updates in both stacks).
+    pub fn work(&self) -> u64 {
+        self.clru.work() + self.dlru.work()
+    }
+
+    /// Records one access (Algorithm 3 for reads, 4 for writes).
+    #[inline]
+    pub fn access(&mut self, page: u64, write: bool) {
+        if write {
+            self.write(page)
+        } else {
+            self.read(page)
+        }
+    }
+
+    /// Algorithm 3: a read of `page`.
+    pub fn read(&mut self, page: u64) {
+        let inf = self.counters.inf();
+        let pr = self.present_conditions;
+        let ec = self.clru.find(page);
+        let ed = self.dlru.find(page);
+        match (ec, ed) {
+            (None, None) => {
+                self.counters.c_read[inf] += 1;
+                self.counters.d_read[inf] += 1;
+                self.clru.push_top(page, 0);
+            }
+            (Some(c), None) => {
+                let i = c.distance.max(c.theta) as usize;
+                self.counters.c_read[i] += 1;
+                self.counters.d_read[inf] += 1;
+                self.clru.move_to_top(c.slot);
+                self.clru.set_theta(c.slot, 0);
+            }
+            (None, Some(d)) => {
+                let j = d.distance.max(d.theta) as usize;
+                self.counters.d_read[j] += 1;
+                self.counters.c_read[inf] += 1;
+                self.dlru.move_to_top(d.slot);
+                let (td, tc) = if pr {
+                    (d.theta.max(d.distance), self.m - d.distance + 1)
+                } else {
+                    (0, 0)
+                };
+                self.dlru.set_theta(d.slot, td);
+                self.clru.push_top(page, tc);
+            }
+            (Some(c), Some(d)) => {
+                let i = c.distance.max(c.theta) as usize;
+                let j = d.distance.max(d.theta) as usize;
+                self.counters.c_read[i] += 1;
+                self.counters.d_read[j] += 1;
+                self.clru.move_to_top(c.slot);
+                self.dlru.move_to_top(d.slot);
+                if pr {
+                    self.clru
+                        .set_theta(c.slot, c.theta.min(self.m - d.distance + 1));
+                    self.dlru.set_theta(d.slot, d.theta.max(d.distance));
+                }
+            }
+        }
+    }
+
+    /// Algorithm 4: a write of `page`.
+    pub fn write(&mut self, page: u64) {
+        let inf = self.counters.inf();
+        match self.clru.find(page) {
+            Some(c) => {
+                let i = c.distance.max(c.theta) as usize;
+                self.counters.c_write[i] += 1;
+                self.clru.remove(c.slot);
+            }
+            None => self.counters.c_write[inf] += 1,
+        }
+        match self.dlru.find(page) {
+            Some(d) => {
+                let j = d.distance.max(d.theta) as usize;
+                self.counters.d_write[j] += 1;
+                self.dlru.move_to_top(d.slot);
+                self.dlru.set_theta(d.slot, 0);
+            }
+            None => {
+                self.counters.d_write[inf] += 1;
+                self.dlru.push_top(page, 0);
+            }
+        }
+    }
+
+    /// Checks both stacks.
+    pub fn check(&self) -> Result<(), String> {
+        self.clru.check().map_err(|e| format!("CLRU: {e}"))?;
+        self.dlru.check().map_err(|e| format!("DLRU: {e}"))?;
+        let c = &self.counters;
+        let writes: u64 = c.c_write.iter().sum();
+        let reads: u64 = c.c_read.iter().sum();
+        if writes != c.d_write.iter().sum::<u64>() || reads != c.d_read.iter().sum::<u64>() {
+            return Err("CLRU and DLRU counted different accesses".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn naive_positions(order: &[u64], z: usize) -> Vec<usize> {
+        (0..order.len()).map(|p| p / z).collect()
+    }
+
+    #[test]
+    fn groups_follow_positions_through_moves_pushes_and_removes() {
+        for z in [1usize, 2, 3, 5] {
+            let mut s = GroupStack::new(11, z);
+            let mut model: Vec<u64> = Vec::new(); // top first
+            let mut x = 12345u64;
+            for step in 0..2000 {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let page = (x >> 33) % 17;
+                let op = (x >> 20) % 4;
+                if op == 0 {
+                    if let Some(f) = s.find(page) {
+                        s.remove(f.slot);
+                        model.retain(|&p| p != page);
+                    }
+                } else if let Some(f) = s.find(page) {
+                    let pos = model.iter().position(|&p| p == page).unwrap() + 1;
+                    assert_eq!(f.distance as usize, (pos.div_ceil(z) * z).min(model.len()));
+                    s.move_to_top(f.slot);
+                    model.retain(|&p| p != page);
+                    model.insert(0, page);
+                } else {
+                    s.push_top(page, 0);
+                    model.insert(0, page);
+                    model.truncate(11);
+                }
+                s.check().unwrap_or_else(|e| panic!("z={z} step {step}: {e}"));
+                let got: Vec<u64> = s.entries().iter().map(|e| e.0).collect();
+                assert_eq!(got, model, "z={z} step {step}");
+                let _ = naive_positions(&model, z);
+            }
+        }
+    }
+}
