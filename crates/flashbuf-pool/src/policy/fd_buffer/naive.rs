@@ -17,9 +17,7 @@ use std::collections::HashMap;
 pub struct NaiveFdBuffer {
     m: usize,
     window: u64,
-    z: usize,
     r: f64,
-    pr: bool,
     clustering: Clustering,
     /// Least recently used first.
     clean: Vec<FrameId>,
@@ -30,10 +28,7 @@ pub struct NaiveFdBuffer {
     cluster_ts: HashMap<u64, u64>,
     globaltime: u64,
     draining: Option<u64>,
-    /// Top first: (page, θ).
-    clru: Vec<(u64, u32)>,
-    dlru: Vec<(u64, u32)>,
-    counters: HitCounters,
+    stacks: NaiveTwoStack,
     refs: u64,
     m_c: usize,
     batch: Vec<FrameId>,
@@ -57,9 +52,7 @@ impl NaiveFdBuffer {
         Ok(Self {
             m: frames_count,
             window,
-            z: opts.group_size,
             r,
-            pr: opts.present_conditions,
             clustering: opts.clustering,
             clean: Vec::new(),
             dirty: Vec::new(),
@@ -69,9 +62,7 @@ impl NaiveFdBuffer {
             cluster_ts: HashMap::new(),
             globaltime: 0,
             draining: None,
-            clru: Vec::new(),
-            dlru: Vec::new(),
-            counters: HitCounters::new(frames_count),
+            stacks: NaiveTwoStack::new(frames_count, opts.group_size, opts.present_conditions),
             refs: 0,
             m_c: super::initial_m_c(frames_count, opts.initial_clean_ratio),
             batch: Vec::new(),
@@ -115,92 +106,13 @@ impl NaiveFdBuffer {
         }
     }
 
-    /// Quantised distance of 1-based position `pos` in a stack of `len` entries.
-    fn dist(&self, pos: usize, len: usize) -> u32 {
-        (pos.div_ceil(self.z) * self.z).min(len) as u32
-    }
-
-    fn find(&self, stack: &[(u64, u32)], p: u64) -> Option<(usize, u32, u32)> {
-        let i = stack.iter().position(|e| e.0 == p)?;
-        Some((i, self.dist(i + 1, stack.len()), stack[i].1))
-    }
-
-    fn to_top(stack: &mut Vec<(u64, u32)>, i: usize, theta: u32) {
-        let e = stack.remove(i);
-        stack.insert(0, (e.0, theta));
-    }
-
-    fn push(&mut self, c: bool, p: u64, theta: u32) {
-        let m = self.m;
-        let s = if c { &mut self.clru } else { &mut self.dlru };
-        s.insert(0, (p, theta));
-        s.truncate(m);
-    }
-
-    fn stack_access(&mut self, p: u64, write: bool) {
-        let inf = self.m + 1;
-        let m = self.m as u32;
-        let ec = self.find(&self.clru, p);
-        let ed = self.find(&self.dlru, p);
-        if write {
-            match ec {
-                Some((i, d, t)) => {
-                    self.counters.c_write[d.max(t) as usize] += 1;
-                    self.clru.remove(i);
-                }
-                None => self.counters.c_write[inf] += 1,
-            }
-            match ed {
-                Some((i, d, t)) => {
-                    self.counters.d_write[d.max(t) as usize] += 1;
-                    Self::to_top(&mut self.dlru, i, 0);
-                }
-                None => {
-                    self.counters.d_write[inf] += 1;
-                    self.push(false, p, 0);
-                }
-            }
-            return;
-        }
-        match (ec, ed) {
-            (None, None) => {
-                self.counters.c_read[inf] += 1;
-                self.counters.d_read[inf] += 1;
-                self.push(true, p, 0);
-            }
-            (Some((i, d, t)), None) => {
-                self.counters.c_read[d.max(t) as usize] += 1;
-                self.counters.d_read[inf] += 1;
-                Self::to_top(&mut self.clru, i, 0);
-            }
-            (None, Some((i, d, t))) => {
-                self.counters.d_read[d.max(t) as usize] += 1;
-                self.counters.c_read[inf] += 1;
-                let (td, tc) = if self.pr { (t.max(d), m - d + 1) } else { (0, 0) };
-                Self::to_top(&mut self.dlru, i, td);
-                self.push(true, p, tc);
-            }
-            (Some((ic, dc, tc)), Some((id, dd, td))) => {
-                self.counters.c_read[dc.max(tc) as usize] += 1;
-                self.counters.d_read[dd.max(td) as usize] += 1;
-                let (tc2, td2) = if self.pr {
-                    (tc.min(m - dd + 1), td.max(dd))
-                } else {
-                    (tc, td)
-                };
-                Self::to_top(&mut self.clru, ic, tc2);
-                Self::to_top(&mut self.dlru, id, td2);
-            }
-        }
-    }
-
     fn reference(&mut self, p: u64, write: bool) {
-        self.stack_access(p, write);
+        self.stacks.access(p, write);
         self.refs += 1;
         if self.refs >= self.window {
-            let curves = Curves::new(&self.counters);
+            let curves = Curves::new(&self.stacks.counters);
             self.m_c = curves.best_m_c(self.r()).0;
-            self.counters.clear();
+            self.stacks.counters.clear();
             self.refs = 0;
         }
     }
@@ -369,4 +281,120 @@ impl Policy for NaiveFdBuffer {
     fn bytes_per_frame(&self) -> usize {
         64
     }
+}
+
+/// Two-Stack by linear search: `(page, θ)` vectors, top first, truncated at `M`.
+#[derive(Debug, Clone)]
+pub struct NaiveTwoStack {
+    m: usize,
+    z: usize,
+    pr: bool,
+    clru: Vec<(u64, u32)>,
+    dlru: Vec<(u64, u32)>,
+    counters: HitCounters,
+}
+
+impl NaiveTwoStack {
+    /// Same parameters as [`super::two_stack::TwoStack::new`].
+    pub fn new(m: usize, group_size: usize, present_conditions: bool) -> Self {
+        Self {
+            m,
+            z: group_size,
+            pr: present_conditions,
+            clru: Vec::new(),
+            dlru: Vec::new(),
+            counters: HitCounters::new(m),
+        }
+    }
+
+    /// The window's counters.
+    pub fn counters(&self) -> &HitCounters {
+        &self.counters
+    }
+
+    /// CLRU and DLRU entries, top first.
+    pub fn stacks(&self) -> (&[(u64, u32)], &[(u64, u32)]) {
+        (&self.clru, &self.dlru)
+    }
+
+    /// Quantised distance of 1-based position `pos` in a stack of `len` entries.
+    fn dist(&self, pos: usize, len: usize) -> u32 {
+        (pos.div_ceil(self.z) * self.z).min(len) as u32
+    }
+
+    fn find(&self, stack: &[(u64, u32)], p: u64) -> Option<(usize, u32, u32)> {
+        let i = stack.iter().position(|e| e.0 == p)?;
+        Some((i, self.dist(i + 1, stack.len()), stack[i].1))
+    }
+
+    fn to_top(stack: &mut Vec<(u64, u32)>, i: usize, theta: u32) {
+        let e = stack.remove(i);
+        stack.insert(0, (e.0, theta));
+    }
+
+    fn push(&mut self, c: bool, p: u64, theta: u32) {
+        let m = self.m;
+        let s = if c { &mut self.clru } else { &mut self.dlru };
+        s.insert(0, (p, theta));
+        s.truncate(m);
+    }
+
+    /// Records one access (Algorithms 3 and 4).
+    pub fn access(&mut self, p: u64, write: bool) {
+        let inf = self.m + 1;
+        let m = self.m as u32;
+        let ec = self.find(&self.clru, p);
+        let ed = self.find(&self.dlru, p);
+        if write {
+            match ec {
+                Some((i, d, t)) => {
+                    self.counters.c_write[d.max(t) as usize] += 1;
+                    self.clru.remove(i);
+                }
+                None => self.counters.c_write[inf] += 1,
+            }
+            match ed {
+                Some((i, d, t)) => {
+                    self.counters.d_write[d.max(t) as usize] += 1;
+                    Self::to_top(&mut self.dlru, i, 0);
+                }
+                None => {
+                    self.counters.d_write[inf] += 1;
+                    self.push(false, p, 0);
+                }
+            }
+            return;
+        }
+        match (ec, ed) {
+            (None, None) => {
+                self.counters.c_read[inf] += 1;
+                self.counters.d_read[inf] += 1;
+                self.push(true, p, 0);
+            }
+            (Some((i, d, t)), None) => {
+                self.counters.c_read[d.max(t) as usize] += 1;
+                self.counters.d_read[inf] += 1;
+                Self::to_top(&mut self.clru, i, 0);
+            }
+            (None, Some((i, d, t))) => {
+                self.counters.d_read[d.max(t) as usize] += 1;
+                self.counters.c_read[inf] += 1;
+                let (td, tc) = if self.pr { (t.max(d), m - d + 1) } else { (0, 0) };
+                Self::to_top(&mut self.dlru, i, td);
+                self.push(true, p, tc);
+            }
+            (Some((ic, dc, tc)), Some((id, dd, td))) => {
+                self.counters.c_read[dc.max(tc) as usize] += 1;
+                self.counters.d_read[dd.max(td) as usize] += 1;
+                let (tc2, td2) = if self.pr {
+                    (tc.min(m - dd + 1), td.max(dd))
+                } else {
+                    (tc, td)
+                };
+                Self::to_top(&mut self.clru, ic, tc2);
+                Self::to_top(&mut self.dlru, id, td2);
+            }
+        }
+    }
+
 }
