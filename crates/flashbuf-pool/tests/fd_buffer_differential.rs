@@ -4,8 +4,10 @@
 //! windows make the advisor move `M_c` often; clustering runs in both modes.
 
 mod common;
+mod fd_buffer_support;
 
-use common::{mem_store, Recording};
+use common::Recording;
+use fd_buffer_support::small_store;
 use flashbuf_core::PageId;
 use flashbuf_pool::policy::fd_buffer::naive::NaiveFdBuffer;
 use flashbuf_pool::policy::fd_buffer::{Clustering, FdBuffer, FdBufferHandle, FdBufferOptions};
@@ -20,7 +22,7 @@ fn replay(
     trace: &[(bool, u64)],
     flush_every: usize,
 ) -> (flashbuf_pool::PoolStats, Vec<common::Call>) {
-    let pool = BufferPool::new(Recording::new(mem_store(512)), frames, policy).unwrap();
+    let pool = BufferPool::new(Recording::new(small_store()), frames, policy).unwrap();
     for (i, &(w, p)) in trace.iter().enumerate() {
         if w {
             handle.set_next_access(Access::Write);

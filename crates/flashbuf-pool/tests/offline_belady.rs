@@ -5,7 +5,7 @@
 mod common;
 mod fd_buffer_support;
 
-use common::mem_store;
+use fd_buffer_support::small_store;
 use flashbuf_core::PageId;
 use flashbuf_pool::policy::offline::{belady_misses, OfflinePolicy, OfflineRule};
 use flashbuf_pool::BufferPool;
@@ -41,7 +41,7 @@ fn naive_min(trace: &[(bool, u64)], frames: usize) -> u64 {
 
 fn pool_replay(trace: &[(bool, u64)], frames: usize, rule: OfflineRule) -> flashbuf_pool::PoolStats {
     let pool = BufferPool::new(
-        mem_store(512),
+        small_store(),
         frames,
         Box::new(OfflinePolicy::new(trace, frames, rule)),
     )

@@ -76,3 +76,16 @@ pub fn tpcc_compact() -> Option<&'static [(bool, u64)]> {
     static T: OnceLock<Option<Vec<(bool, u64)>>> = OnceLock::new();
     T.get_or_init(|| tpcc().map(compact)).as_deref()
 }
+
+/// An in-memory direct store of 512-byte pages that grows 64 KiB at a time (the common
+/// helper grows by 64 MiB, which costs tens of milliseconds per pool in page zeroing).
+pub fn small_store() -> flashbuf_store::DirectStore<flashbuf_device::MemDevice> {
+    flashbuf_store::DirectStore::create(
+        flashbuf_device::MemDevice::new(0),
+        flashbuf_store::DirectStoreConfig {
+            page_size: 512,
+            grow_bytes: 64 << 10,
+        },
+    )
+    .expect("create store")
+}
