@@ -198,7 +198,11 @@ mod tests {
             let w0 = write_ratio(&trace[..5_000]);
             for (e, chunk) in a.chunks(5_000).enumerate() {
                 let want = (model.write_ratio(w0, e as u64) * chunk.len() as f64).round() as usize;
-                assert_eq!(chunk.iter().filter(|r| r.0).count(), want, "{model:?} epoch {e}");
+                assert_eq!(
+                    chunk.iter().filter(|r| r.0).count(),
+                    want,
+                    "{model:?} epoch {e}"
+                );
                 assert_eq!(info[e].writes_after, want);
             }
             // Pages and order unchanged.

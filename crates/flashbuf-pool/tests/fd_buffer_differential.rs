@@ -53,8 +53,12 @@ fn both(opts: FdBufferOptions, frames: usize, trace: &[(bool, u64)], flush_every
 fn clustering(k: u8, pages: u64) -> Clustering {
     match k {
         0 => Clustering::Off,
-        1 => Clustering::Drain { cluster_pages: pages },
-        _ => Clustering::Batch { cluster_pages: pages },
+        1 => Clustering::Drain {
+            cluster_pages: pages,
+        },
+        _ => Clustering::Batch {
+            cluster_pages: pages,
+        },
     }
 }
 
@@ -88,10 +92,12 @@ fn skewed_trace_with_many_windows() {
     let mut x = 7u64;
     let trace: Vec<(bool, u64)> = (0..20_000)
         .map(|_| {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let hot = (x >> 60) < 12;
             let page = if hot { (x >> 20) % 24 } else { (x >> 20) % 400 };
-            ((x >> 8) % 5 == 0, page)
+            ((x >> 8).is_multiple_of(5), page)
         })
         .collect();
     for clus in 0..3 {

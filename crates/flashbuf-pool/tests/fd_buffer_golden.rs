@@ -6,17 +6,20 @@
 
 mod fd_buffer_support;
 
+use fd_buffer_support::small_store;
 use flashbuf_core::PageId;
 use flashbuf_device::{CostDevice, LatencyModel, MemDevice};
 use flashbuf_pool::policy::fd_buffer::{
     mean_errors, Clustering, FdBuffer, FdBufferOptions, OrderKind,
 };
-use flashbuf_store::{DirectStore, DirectStoreConfig, PageStore};
 use flashbuf_pool::policy::{Access, Policy};
 use flashbuf_pool::BufferPool;
-use fd_buffer_support::small_store;
+use flashbuf_store::{DirectStore, DirectStoreConfig, PageStore};
 
-const GOLDEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/fd_buffer_tpcc.txt");
+const GOLDEN: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/golden/fd_buffer_tpcc.txt"
+);
 const FRAMES: usize = 1_024;
 const REFS: usize = 200_000;
 
@@ -26,8 +29,14 @@ fn configs() -> Vec<(&'static str, FdBufferOptions)> {
         ("default", base()),
         ("no-present-conditions", base().present_conditions(false)),
         ("exact-stacks", base().group_size(1)),
-        ("drain-64", base().clustering(Clustering::Drain { cluster_pages: 64 })),
-        ("batch-64", base().clustering(Clustering::Batch { cluster_pages: 64 })),
+        (
+            "drain-64",
+            base().clustering(Clustering::Drain { cluster_pages: 64 }),
+        ),
+        (
+            "batch-64",
+            base().clustering(Clustering::Batch { cluster_pages: 64 }),
+        ),
         ("fifo-pools", base().inner(OrderKind::Fifo)),
         ("online-r", FdBufferOptions::default()),
         ("table5", base().track_accuracy(true)),
@@ -59,7 +68,12 @@ fn row(name: &str, opts: FdBufferOptions, trace: &[(bool, u64)]) -> String {
     }
 }
 
-fn row_on<S: PageStore>(store: S, name: &str, opts: FdBufferOptions, trace: &[(bool, u64)]) -> String {
+fn row_on<S: PageStore>(
+    store: S,
+    name: &str,
+    opts: FdBufferOptions,
+    trace: &[(bool, u64)],
+) -> String {
     let p = FdBuffer::from_options(FRAMES, opts).unwrap();
     let h = p.handle();
     let pool = BufferPool::new(store, FRAMES, Box::new(p) as Box<dyn Policy>).unwrap();
@@ -103,7 +117,10 @@ fn fd_buffer_golden_counts_on_tpcc() {
         return;
     };
     let trace = &trace[..REFS];
-    let rows: Vec<String> = configs().into_iter().map(|(n, o)| row(n, o, trace)).collect();
+    let rows: Vec<String> = configs()
+        .into_iter()
+        .map(|(n, o)| row(n, o, trace))
+        .collect();
     let text = rows.join("\n") + "\n";
     if std::env::var_os("FLASHBUF_REGEN_GOLDEN").is_some() {
         std::fs::write(GOLDEN, &text).unwrap();

@@ -18,14 +18,31 @@ fn run(m: usize, z: usize, pr: bool, refs: &[(bool, u64)]) -> TwoStack {
 }
 
 fn nonzero(v: &[u64]) -> Vec<(usize, u64)> {
-    v.iter().enumerate().filter(|e| *e.1 > 0).map(|(i, &n)| (i, n)).collect()
+    v.iter()
+        .enumerate()
+        .filter(|e| *e.1 > 0)
+        .map(|(i, &n)| (i, n))
+        .collect()
 }
 
 #[test]
 fn reads_give_mattson_distances() {
     // a b c a b d a: distances ∞ ∞ ∞ 3 3 ∞ 3 (a: after b c; b: after c a; a: after b d).
     let (a, b, c, d) = (1, 2, 3, 4);
-    let s = run(8, 1, true, &[(false, a), (false, b), (false, c), (false, a), (false, b), (false, d), (false, a)]);
+    let s = run(
+        8,
+        1,
+        true,
+        &[
+            (false, a),
+            (false, b),
+            (false, c),
+            (false, a),
+            (false, b),
+            (false, d),
+            (false, a),
+        ],
+    );
     let k = s.counters();
     assert_eq!(nonzero(&k.c_read), vec![(3, 3), (9, 4)]);
     assert_eq!(nonzero(&k.d_read), vec![(9, 7)]);
@@ -39,7 +56,12 @@ fn reads_give_mattson_distances() {
 fn writes_move_pages_from_clru_to_dlru() {
     // r a, r b, w a (CLRU hit at 2, DLRU miss), w a (DLRU hit at 1), r b (CLRU hit at 1:
     // a left CLRU).
-    let s = run(8, 1, true, &[(false, 1), (false, 2), (true, 1), (true, 1), (false, 2)]);
+    let s = run(
+        8,
+        1,
+        true,
+        &[(false, 1), (false, 2), (true, 1), (true, 1), (false, 2)],
+    );
     let k = s.counters();
     assert_eq!(nonzero(&k.c_write), vec![(2, 1), (9, 1)]);
     assert_eq!(nonzero(&k.d_write), vec![(1, 1), (9, 1)]);

@@ -39,7 +39,11 @@ fn naive_min(trace: &[(bool, u64)], frames: usize) -> u64 {
     misses
 }
 
-fn pool_replay(trace: &[(bool, u64)], frames: usize, rule: OfflineRule) -> flashbuf_pool::PoolStats {
+fn pool_replay(
+    trace: &[(bool, u64)],
+    frames: usize,
+    rule: OfflineRule,
+) -> flashbuf_pool::PoolStats {
     let pool = BufferPool::new(
         small_store(),
         frames,

@@ -30,6 +30,10 @@ fn lru_on_tpcc_matches_reference_figures() {
             }
         }
         let s = pool.stats();
-        assert_eq!((s.misses, s.page_writes), (misses, writes), "LRU at {frames} frames");
+        assert_eq!(
+            (s.misses, s.page_writes),
+            (misses, writes),
+            "LRU at {frames} frames"
+        );
     }
 }

@@ -7,7 +7,11 @@ use std::sync::OnceLock;
 
 /// Path of a shared trace (outside the repository).
 pub fn shared_trace(name: &str) -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces")).join(name)
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/traces"
+    ))
+    .join(name)
 }
 
 /// Reads at most `limit` references of a page-reference CSV (`op,page` header, then
@@ -29,13 +33,18 @@ pub fn read_pagetrace(name: &str, limit: usize) -> Option<Vec<(bool, u64)>> {
         if out.len() >= limit {
             break;
         }
-        let (op, page) = line.split_once(',').unwrap_or_else(|| panic!("line {}: {line}", i + 1));
+        let (op, page) = line
+            .split_once(',')
+            .unwrap_or_else(|| panic!("line {}: {line}", i + 1));
         let w = match op {
             "R" => false,
             "W" => true,
             _ => panic!("line {}: bad op {op}", i + 1),
         };
-        let p: u64 = page.trim().parse().unwrap_or_else(|_| panic!("line {}: bad page", i + 1));
+        let p: u64 = page
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("line {}: bad page", i + 1));
         out.push((w, p));
     }
     Some(out)

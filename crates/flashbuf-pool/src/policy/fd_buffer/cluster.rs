@@ -312,7 +312,9 @@ impl Clusters {
             }
             let (mut n, mut ipd, mut last, mut cur) = (0u32, 0u64, NIL, c.first);
             while cur != NIL {
-                if self.slot_of[cur as usize] != s || self.page[cur as usize] / self.cluster_pages != c.no {
+                if self.slot_of[cur as usize] != s
+                    || self.page[cur as usize] / self.cluster_pages != c.no
+                {
                     return Err(format!("frame {cur} misfiled in cluster {}", c.no));
                 }
                 if !in_dirty_pool(FrameId(cur)) {
@@ -325,8 +327,16 @@ impl Clusters {
                 last = cur;
                 cur = self.next[cur as usize];
             }
-            if n != c.n || ipd != c.ipd || last != c.last || n == 0 || c.timestamp >= self.globaltime {
-                return Err(format!("cluster {}: n {n}/{}, ipd {ipd}/{}", c.no, c.n, c.ipd));
+            if n != c.n
+                || ipd != c.ipd
+                || last != c.last
+                || n == 0
+                || c.timestamp >= self.globaltime
+            {
+                return Err(format!(
+                    "cluster {}: n {n}/{}, ipd {ipd}/{}",
+                    c.no, c.n, c.ipd
+                ));
             }
             total += n as usize;
         }

@@ -82,10 +82,24 @@ impl Curves {
         let m = self.m();
         let m_c = m_c.min(m);
         let m_d = m - m_c;
-        let frac = |h: u64, t: u64| if t == 0 { 0.0 } else { 1.0 - h as f64 / t as f64 };
+        let frac = |h: u64, t: u64| {
+            if t == 0 {
+                0.0
+            } else {
+                1.0 - h as f64 / t as f64
+            }
+        };
         MissRates {
-            p_c: if self.total == 0 { 1.0 } else { frac(self.hits_c[m_c], self.total) },
-            p_d: if self.total == 0 { 1.0 } else { frac(self.hits_d[m_d], self.total) },
+            p_c: if self.total == 0 {
+                1.0
+            } else {
+                frac(self.hits_c[m_c], self.total)
+            },
+            p_d: if self.total == 0 {
+                1.0
+            } else {
+                frac(self.hits_d[m_d], self.total)
+            },
             p_d_w: frac(self.hits_d_w[m_d], self.writes),
         }
     }
@@ -119,7 +133,11 @@ mod tests {
         let fdb = |r: f64| 8.0 / 9.0 * (1.0 + 1.0 / 8.0 * r);
         assert!((belady(2.0) - fdb(2.0)).abs() < 1e-12);
         assert!(belady(1.0) < fdb(1.0) && belady(3.0) > fdb(3.0));
-        let rates = MissRates { p_c: 0.5, p_d: 0.5, p_d_w: 0.25 };
+        let rates = MissRates {
+            p_c: 0.5,
+            p_d: 0.5,
+            p_d_w: 0.25,
+        };
         assert!((normalized_cost(rates, 4.0) - 0.5).abs() < 1e-12);
     }
 

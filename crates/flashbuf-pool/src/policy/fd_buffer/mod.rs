@@ -225,16 +225,18 @@ impl FdBufferOptions {
                 q,
                 min_refs,
                 max_refs,
-            } if !(q > 0.0) || min_refs == 0 || max_refs < min_refs => {
-                return bad(format!("bad overhead bound q={q}, refs {min_refs}..={max_refs}"))
+            } if q.is_nan() || q <= 0.0 || min_refs == 0 || max_refs < min_refs => {
+                return bad(format!(
+                    "bad overhead bound q={q}, refs {min_refs}..={max_refs}"
+                ))
             }
             _ => {}
         }
         match self.asymmetry {
-            Asymmetry::Fixed(r) if !(r.is_finite() && r >= 0.0) => {
-                return bad(format!("R = {r}"))
-            }
-            Asymmetry::Online { m, initial } if m == 0 || !(initial.is_finite() && initial >= 0.0) => {
+            Asymmetry::Fixed(r) if !(r.is_finite() && r >= 0.0) => return bad(format!("R = {r}")),
+            Asymmetry::Online { m, initial }
+                if m == 0 || !(initial.is_finite() && initial >= 0.0) =>
+            {
                 return bad(format!("online R with m = {m}, initial {initial}"))
             }
             _ => {}
@@ -350,7 +352,11 @@ impl FdBufferHandle {
     /// Announces that the next fix is `access` (call before `pool.read`/`pool.write`).
     #[inline]
     pub fn set_next_access(&self, access: Access) {
-        let h = if access.is_write() { HINT_WRITE } else { HINT_READ };
+        let h = if access.is_write() {
+            HINT_WRITE
+        } else {
+            HINT_READ
+        };
         self.0.hint.store(h, Relaxed);
     }
 
@@ -478,7 +484,12 @@ impl FdBuffer<Box<dyn PoolOrder>, Box<dyn PoolOrder>> {
     /// FD-Buffer with the inner policy named in `opts.inner` for both pools.
     pub fn from_options(frames_count: usize, opts: FdBufferOptions) -> Result<Self, PoolError> {
         let k = opts.inner;
-        Self::with_orders(frames_count, opts, k.build(frames_count), k.build(frames_count))
+        Self::with_orders(
+            frames_count,
+            opts,
+            k.build(frames_count),
+            k.build(frames_count),
+        )
     }
 }
 
@@ -492,7 +503,9 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
     ) -> Result<Self, PoolError> {
         opts.validate(frames_count)?;
         if !clean.is_empty() || !dirty.is_empty() {
-            return Err(PoolError::Config("fd-buffer: pool orderings must start empty".into()));
+            return Err(PoolError::Config(
+                "fd-buffer: pool orderings must start empty".into(),
+            ));
         }
         let m = frames_count;
         let m_c = initial_m_c(m, opts.initial_clean_ratio);
@@ -636,7 +649,13 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
         });
         if self.opts.track_accuracy {
             let w = self.win;
-            let frac = |miss: u64, total: u64| if total == 0 { 0.0 } else { miss as f64 / total as f64 };
+            let frac = |miss: u64, total: u64| {
+                if total == 0 {
+                    0.0
+                } else {
+                    miss as f64 / total as f64
+                }
+            };
             let measured = MissRates {
                 p_c: frac(w.refs - w.c_hits, w.refs),
                 p_d: frac(w.refs - w.d_hits, w.refs),
@@ -828,8 +847,7 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
             + 1
             + 8
             + 1
-            + 2 * (8 + 4 * 4 + 16)
-            * if self.shadow.is_some() { 2 } else { 1 }
+            + 2 * (8 + 4 * 4 + 16) * if self.shadow.is_some() { 2 } else { 1 }
             + 4 * 8
             + if self.clusters.is_some() { 24 } else { 0 }
     }
@@ -863,7 +881,10 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
             if t == FREE && self.dirty_bit[i] {
                 return Err(format!("frame {i}: free but dirty"));
             }
-            let clustered = self.clusters.as_ref().map(|c| c.contains(FrameId(i as u32)));
+            let clustered = self
+                .clusters
+                .as_ref()
+                .map(|c| c.contains(FrameId(i as u32)));
             if clustered.is_some_and(|c| c != (t == DIRTY)) {
                 return Err(format!("frame {i}: cluster membership disagrees with pool"));
             }
@@ -879,12 +900,18 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
         }
         for f in self.clean.members_victim_first() {
             if self.tag[f.index()] != CLEAN {
-                return Err(format!("{f} in the clean ordering but tagged {}", self.tag[f.index()]));
+                return Err(format!(
+                    "{f} in the clean ordering but tagged {}",
+                    self.tag[f.index()]
+                ));
             }
         }
         for f in self.dirty.members_victim_first() {
             if self.tag[f.index()] != DIRTY {
-                return Err(format!("{f} in the dirty ordering but tagged {}", self.tag[f.index()]));
+                return Err(format!(
+                    "{f} in the dirty ordering but tagged {}",
+                    self.tag[f.index()]
+                ));
             }
         }
         if self.m >= 2 && !(1..self.m).contains(&self.m_c) {

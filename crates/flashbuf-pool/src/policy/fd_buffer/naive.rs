@@ -41,7 +41,9 @@ impl NaiveFdBuffer {
     pub fn new(frames_count: usize, opts: &FdBufferOptions) -> Result<Self, PoolError> {
         opts.validate(frames_count)?;
         let Window::Refs(window) = opts.window else {
-            return Err(PoolError::Config("naive fd-buffer: fixed windows only".into()));
+            return Err(PoolError::Config(
+                "naive fd-buffer: fixed windows only".into(),
+            ));
         };
         let super::Asymmetry::Fixed(r) = opts.asymmetry else {
             return Err(PoolError::Config("naive fd-buffer: fixed R only".into()));
@@ -147,7 +149,10 @@ impl NaiveFdBuffer {
             let Some(first) = mem.iter().copied().find(|&f| evictable(f)) else {
                 continue;
             };
-            let pages: Vec<u64> = mem.iter().map(|f| self.page[f.index()].unwrap_or(0)).collect();
+            let pages: Vec<u64> = mem
+                .iter()
+                .map(|f| self.page[f.index()].unwrap_or(0))
+                .collect();
             let n = pages.len() as u128;
             let ipd: u64 = pages.windows(2).map(|w| w[0].abs_diff(w[1])).sum();
             let div = if n == 1 { 1 } else { ipd as u128 };
@@ -171,7 +176,12 @@ impl NaiveFdBuffer {
 
     fn dirty_victim(&mut self, evictable: &dyn Fn(FrameId) -> bool) -> Option<(FrameId, bool)> {
         if self.clustering.cluster_pages().is_none() {
-            return self.dirty.iter().copied().find(|&f| evictable(f)).map(|f| (f, false));
+            return self
+                .dirty
+                .iter()
+                .copied()
+                .find(|&f| evictable(f))
+                .map(|f| (f, false));
         }
         let v = self.cluster_victim(evictable)?;
         if !matches!(self.clustering, Clustering::Batch { .. }) {
@@ -283,6 +293,9 @@ impl Policy for NaiveFdBuffer {
     }
 }
 
+/// A naive stack entry: `(page, θ)`.
+pub type Entry = (u64, u32);
+
 /// Two-Stack by linear search: `(page, θ)` vectors, top first, truncated at `M`.
 #[derive(Debug, Clone)]
 pub struct NaiveTwoStack {
@@ -313,7 +326,7 @@ impl NaiveTwoStack {
     }
 
     /// CLRU and DLRU entries, top first.
-    pub fn stacks(&self) -> (&[(u64, u32)], &[(u64, u32)]) {
+    pub fn stacks(&self) -> (&[Entry], &[Entry]) {
         (&self.clru, &self.dlru)
     }
 
@@ -379,7 +392,11 @@ impl NaiveTwoStack {
             (None, Some((i, d, t))) => {
                 self.counters.d_read[d.max(t) as usize] += 1;
                 self.counters.c_read[inf] += 1;
-                let (td, tc) = if self.pr { (t.max(d), m - d + 1) } else { (0, 0) };
+                let (td, tc) = if self.pr {
+                    (t.max(d), m - d + 1)
+                } else {
+                    (0, 0)
+                };
                 Self::to_top(&mut self.dlru, i, td);
                 self.push(true, p, tc);
             }
@@ -396,5 +413,4 @@ impl NaiveTwoStack {
             }
         }
     }
-
 }

@@ -139,7 +139,9 @@ impl PoolOrder for LruOrder {
     }
     #[inline]
     fn victim(&self, evictable: &dyn Fn(FrameId) -> bool) -> Option<FrameId> {
-        self.list.iter_from_tail(&self.links).find(|&f| evictable(f))
+        self.list
+            .iter_from_tail(&self.links)
+            .find(|&f| evictable(f))
     }
     #[inline]
     fn len(&self) -> usize {

@@ -205,7 +205,7 @@ impl GroupStack {
         self.theta[x as usize] = theta;
         self.group[x as usize] = 0;
         let full_groups = self.len / self.z;
-        let was_full = self.len % self.z == 0;
+        let was_full = self.len.is_multiple_of(self.z);
         let old_bottom = self.bottom;
         self.link_top(x);
         for g in 0..full_groups {
@@ -284,13 +284,16 @@ impl GroupStack {
                     self.group[c as usize]
                 ));
             }
-            if (pos + 1) % self.z == 0 || pos + 1 == self.len {
-                if self.tails.get(g) != Some(&c) {
-                    return Err(format!("group {g} tail is not position {}", pos + 1));
-                }
+            if ((pos + 1).is_multiple_of(self.z) || pos + 1 == self.len)
+                && self.tails.get(g) != Some(&c)
+            {
+                return Err(format!("group {g} tail is not position {}", pos + 1));
             }
             if self.map.get(&self.page[c as usize]) != Some(&c) {
-                return Err(format!("page {} not mapped to its slot", self.page[c as usize]));
+                return Err(format!(
+                    "page {} not mapped to its slot",
+                    self.page[c as usize]
+                ));
             }
             pos += 1;
             if pos > self.len {
@@ -300,13 +303,24 @@ impl GroupStack {
             c = self.next[c as usize];
         }
         if pos != self.len || prev != self.bottom {
-            return Err(format!("stack walk found {pos} entries, length {}", self.len));
+            return Err(format!(
+                "stack walk found {pos} entries, length {}",
+                self.len
+            ));
         }
         if self.tails.len() != self.len.div_ceil(self.z) {
-            return Err(format!("{} groups for {} entries", self.tails.len(), self.len));
+            return Err(format!(
+                "{} groups for {} entries",
+                self.tails.len(),
+                self.len
+            ));
         }
         if self.map.len() != self.len {
-            return Err(format!("map has {} pages, stack {}", self.map.len(), self.len));
+            return Err(format!(
+                "map has {} pages, stack {}",
+                self.map.len(),
+                self.len
+            ));
         }
         Ok(())
     }
@@ -521,7 +535,9 @@ mod tests {
             let mut model: Vec<u64> = Vec::new(); // top first
             let mut x = 12345u64;
             for step in 0..2000 {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 let page = (x >> 33) % 17;
                 let op = (x >> 20) % 4;
                 if op == 0 {
@@ -540,7 +556,8 @@ mod tests {
                     model.insert(0, page);
                     model.truncate(11);
                 }
-                s.check().unwrap_or_else(|e| panic!("z={z} step {step}: {e}"));
+                s.check()
+                    .unwrap_or_else(|e| panic!("z={z} step {step}: {e}"));
                 let got: Vec<u64> = s.entries().iter().map(|e| e.0).collect();
                 assert_eq!(got, model, "z={z} step {step}");
                 let _ = naive_positions(&model, z);

@@ -47,7 +47,10 @@ impl DenseTrace {
     /// # Panics
     /// If the trace has `u32::MAX` references or more.
     pub fn new(trace: &[(bool, u64)]) -> Self {
-        assert!(trace.len() < NEVER as usize, "trace too long for 32-bit indices");
+        assert!(
+            trace.len() < NEVER as usize,
+            "trace too long for 32-bit indices"
+        );
         let mut map: HashMap<u64, u32> = HashMap::new();
         let mut pages = Vec::new();
         let mut ids = Vec::with_capacity(trace.len());
@@ -408,7 +411,12 @@ impl Policy for OfflinePolicy {
     }
     fn on_insert(&mut self, frame: FrameId, pid: PageId, access: Access) {
         let (next, w) = self.consume(frame, Some(pid), access);
-        self.frame_page[frame.index()] = self.trace.ids.get(self.cursor - 1).copied().unwrap_or(NEVER);
+        self.frame_page[frame.index()] = self
+            .trace
+            .ids
+            .get(self.cursor - 1)
+            .copied()
+            .unwrap_or(NEVER);
         self.core.reference(frame.0, next, w);
     }
     fn on_hit(&mut self, frame: FrameId, access: Access) {
@@ -460,13 +468,30 @@ mod tests {
         // FD-Buffer paper Table 3 (pages X=10, Y=11 preloaded clean): W_A W_B R_C R_D R_C
         // R_D R_C W_B R_A with 2 frames.
         let mut t = vec![(false, 10u64), (false, 11)];
-        for (w, p) in [(true, 1), (true, 2), (false, 3), (false, 4), (false, 3), (false, 4), (false, 3), (true, 2), (false, 1)] {
+        for (w, p) in [
+            (true, 1),
+            (true, 2),
+            (false, 3),
+            (false, 4),
+            (false, 3),
+            (false, 4),
+            (false, 3),
+            (true, 2),
+            (false, 1),
+        ] {
             t.push((w, p));
         }
         let d = DenseTrace::new(&t);
         let b = simulate(&d, 2, OfflineRule::Belady);
         assert_eq!((b.misses - 2, b.write_backs), (6, 2));
-        let c = simulate(&d, 2, OfflineRule::CostAware { read: 1.0, write: 10.0 });
+        let c = simulate(
+            &d,
+            2,
+            OfflineRule::CostAware {
+                read: 1.0,
+                write: 10.0,
+            },
+        );
         let cost = |r: OfflineResult| (r.misses - 2) as f64 + 10.0 * r.write_backs as f64;
         assert!(cost(c) < cost(b), "{c:?} vs {b:?}");
     }

@@ -87,7 +87,9 @@ pub fn heuristics(frames: usize, cost: CostModel) -> Vec<OfflineRule> {
         OfflineRule::Belady,
         OfflineRule::CleanBeyond { k: (m / 4).max(1) },
         OfflineRule::CleanBeyond { k: m },
-        OfflineRule::CleanBeyond { k: m.saturating_mul(4) },
+        OfflineRule::CleanBeyond {
+            k: m.saturating_mul(4),
+        },
         OfflineRule::CostAware {
             read: cost.read,
             write: cost.write,
@@ -98,7 +100,11 @@ pub fn heuristics(frames: usize, cost: CostModel) -> Vec<OfflineRule> {
 /// Lower and upper bounds for `trace` with `frames` frames under `cost`.
 pub fn bounds(trace: &[(bool, u64)], frames: usize, cost: CostModel) -> Bounds {
     let dense = DenseTrace::new(trace);
-    let writes: Vec<(bool, u64)> = trace.iter().filter(|r| r.0).map(|&(_, p)| (false, p)).collect();
+    let writes: Vec<(bool, u64)> = trace
+        .iter()
+        .filter(|r| r.0)
+        .map(|&(_, p)| (false, p))
+        .collect();
     let wd = DenseTrace::new(&writes);
     let min_w = simulate(&wd, frames, OfflineRule::Belady).misses;
     let min_write_backs = if cost.final_flush {
