@@ -81,26 +81,25 @@ impl Curves {
     pub fn rates(&self, m_c: usize) -> MissRates {
         let m = self.m();
         let m_c = m_c.min(m);
-        let m_d = m - m_c;
-        let frac = |h: u64, t: u64| {
-            if t == 0 {
-                0.0
-            } else {
-                1.0 - h as f64 / t as f64
-            }
-        };
+        let (inv_t, inv_w) = self.inverses();
+        self.rates_with(m_c, m - m_c, inv_t, inv_w)
+    }
+
+    /// `1 / accesses` and `1 / writes` (0 where there are none).
+    #[inline]
+    fn inverses(&self) -> (f64, f64) {
+        let inv = |n: u64| if n == 0 { 0.0 } else { 1.0 / n as f64 };
+        (inv(self.total), inv(self.writes))
+    }
+
+    #[inline]
+    fn rates_with(&self, m_c: usize, m_d: usize, inv_t: f64, inv_w: f64) -> MissRates {
+        // With no access at all every rate is 1 (P_d^w: 0, no write to miss).
+        let miss = |h: u64, inv: f64, empty: f64| if inv == 0.0 { empty } else { 1.0 - h as f64 * inv };
         MissRates {
-            p_c: if self.total == 0 {
-                1.0
-            } else {
-                frac(self.hits_c[m_c], self.total)
-            },
-            p_d: if self.total == 0 {
-                1.0
-            } else {
-                frac(self.hits_d[m_d], self.total)
-            },
-            p_d_w: frac(self.hits_d_w[m_d], self.writes),
+            p_c: miss(self.hits_c[m_c], inv_t, 1.0),
+            p_d: miss(self.hits_d[m_d], inv_t, 1.0),
+            p_d_w: miss(self.hits_d_w[m_d], inv_w, 0.0),
         }
     }
 
@@ -111,9 +110,10 @@ impl Curves {
         if m < 2 {
             return (m, normalized_cost(self.rates(m), r));
         }
+        let (inv_t, inv_w) = self.inverses();
         let mut best = (1usize, f64::INFINITY);
         for m_c in 1..m {
-            let cost = normalized_cost(self.rates(m_c), r);
+            let cost = normalized_cost(self.rates_with(m_c, m - m_c, inv_t, inv_w), r);
             if cost < best.1 {
                 best = (m_c, cost);
             }

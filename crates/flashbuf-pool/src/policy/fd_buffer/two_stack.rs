@@ -68,7 +68,6 @@ pub struct GroupStack {
     free: Vec<u32>,
     /// `tails[g]`: the oldest entry of group `g`.
     tails: Vec<u32>,
-    map: HashMap<u64, u32>,
     /// Group-boundary updates done so far (the estimator's per-access work).
     work: u64,
 }
@@ -106,7 +105,6 @@ impl GroupStack {
             len: 0,
             free: (0..n as u32).rev().collect(),
             tails: Vec::with_capacity(cap / group_size + 2),
-            map: HashMap::with_capacity(n),
             work: 0,
         }
     }
@@ -126,17 +124,17 @@ impl GroupStack {
         self.work
     }
 
-    /// The entry of `page`, if in the stack.
+    /// The entry in `slot` (a slot returned by [`GroupStack::push_top`] and not removed
+    /// since): its group-based distance and threshold.
     #[inline]
-    pub fn find(&self, page: u64) -> Option<Found> {
-        let &slot = self.map.get(&page)?;
+    pub fn found(&self, slot: u32) -> Found {
         let s = slot as usize;
         let d = ((self.group[s] as usize + 1) * self.z).min(self.len);
-        Some(Found {
+        Found {
             slot,
             distance: d as u32,
             theta: self.theta[s],
-        })
+        }
     }
 
     /// Sets the present-condition threshold of an entry.
@@ -194,9 +192,9 @@ impl GroupStack {
     }
 
     /// Pushes `page` (not in the stack) on top with threshold `theta`; drops the bottom
-    /// entry if the stack would exceed its capacity. Returns the new entry's slot.
-    pub fn push_top(&mut self, page: u64, theta: u32) -> u32 {
-        debug_assert!(!self.map.contains_key(&page), "page {page} already stacked");
+    /// entry if the stack would exceed its capacity. Returns the new entry's slot and the
+    /// page of the dropped entry, if any.
+    pub fn push_top(&mut self, page: u64, theta: u32) -> (u32, Option<u64>) {
         let x = match self.free.pop() {
             Some(x) => x,
             None => unreachable!("a stack of cap {} has cap + 1 slots", self.cap),
@@ -222,12 +220,13 @@ impl GroupStack {
         }
         self.work += full_groups as u64 + 1;
         self.len += 1;
-        self.map.insert(page, x);
+        let mut dropped = None;
         if self.len > self.cap {
             let b = self.bottom;
+            dropped = Some(self.page[b as usize]);
             self.remove(b);
         }
-        x
+        (x, dropped)
     }
 
     /// Removes entry `slot`.
@@ -247,7 +246,6 @@ impl GroupStack {
         if g2 > 0 {
             self.tails[g2 - 1] = self.bottom;
         }
-        self.map.remove(&self.page[slot as usize]);
         self.prev[slot as usize] = NIL;
         self.next[slot as usize] = NIL;
         self.free.push(slot);
@@ -255,16 +253,21 @@ impl GroupStack {
 
     /// Entries from the top: `(page, θ)`.
     pub fn entries(&self) -> Vec<(u64, u32)> {
+        self.walk().into_iter().map(|(p, _, t)| (p, t)).collect()
+    }
+
+    /// Entries from the top: `(page, slot, θ)`.
+    pub fn walk(&self) -> Vec<(u64, u32, u32)> {
         let mut v = Vec::with_capacity(self.len);
         let mut c = self.top;
         while c != NIL {
-            v.push((self.page[c as usize], self.theta[c as usize]));
+            v.push((self.page[c as usize], c, self.theta[c as usize]));
             c = self.next[c as usize];
         }
         v
     }
 
-    /// Checks links, groups, the page map and the capacity.
+    /// Checks links, groups and the capacity.
     pub fn check(&self) -> Result<(), String> {
         if self.len > self.cap {
             return Err(format!("stack holds {} > cap {}", self.len, self.cap));
@@ -289,12 +292,6 @@ impl GroupStack {
             {
                 return Err(format!("group {g} tail is not position {}", pos + 1));
             }
-            if self.map.get(&self.page[c as usize]) != Some(&c) {
-                return Err(format!(
-                    "page {} not mapped to its slot",
-                    self.page[c as usize]
-                ));
-            }
             pos += 1;
             if pos > self.len {
                 return Err("stack longer than its length".into());
@@ -312,13 +309,6 @@ impl GroupStack {
             return Err(format!(
                 "{} groups for {} entries",
                 self.tails.len(),
-                self.len
-            ));
-        }
-        if self.map.len() != self.len {
-            return Err(format!(
-                "map has {} pages, stack {}",
-                self.map.len(),
                 self.len
             ));
         }
@@ -383,6 +373,8 @@ pub struct TwoStack {
     clru: GroupStack,
     dlru: GroupStack,
     counters: HitCounters,
+    /// Page → (CLRU slot, DLRU slot), `NIL` where absent: one lookup per access.
+    map: HashMap<u64, [u32; 2]>,
 }
 
 impl TwoStack {
@@ -395,6 +387,7 @@ impl TwoStack {
             clru: GroupStack::new(m, group_size),
             dlru: GroupStack::new(m, group_size),
             counters: HitCounters::new(m),
+            map: HashMap::with_capacity(2 * m + 2),
         }
     }
 
@@ -433,76 +426,116 @@ impl TwoStack {
         }
     }
 
+    /// Clears the stack slot `which` (0 = CLRU, 1 = DLRU) of `page`, a page dropped off
+    /// the bottom of that stack.
+    fn forget(map: &mut HashMap<u64, [u32; 2]>, page: u64, which: usize) {
+        if let Some(e) = map.get_mut(&page) {
+            e[which] = NIL;
+            if *e == [NIL, NIL] {
+                map.remove(&page);
+            }
+        }
+    }
+
     /// Algorithm 3: a read of `page`.
     pub fn read(&mut self, page: u64) {
-        let inf = self.counters.inf();
-        let pr = self.present_conditions;
-        let ec = self.clru.find(page);
-        let ed = self.dlru.find(page);
+        let Self {
+            m,
+            present_conditions: pr,
+            clru,
+            dlru,
+            counters,
+            map,
+        } = self;
+        let (m, pr) = (*m, *pr);
+        let inf = counters.inf();
+        let slots = map.entry(page).or_insert([NIL, NIL]);
+        let ec = (slots[0] != NIL).then(|| clru.found(slots[0]));
+        let ed = (slots[1] != NIL).then(|| dlru.found(slots[1]));
+        let mut dropped = None;
         match (ec, ed) {
             (None, None) => {
-                self.counters.c_read[inf] += 1;
-                self.counters.d_read[inf] += 1;
-                self.clru.push_top(page, 0);
+                counters.c_read[inf] += 1;
+                counters.d_read[inf] += 1;
+                let (x, d) = clru.push_top(page, 0);
+                slots[0] = x;
+                dropped = d;
             }
             (Some(c), None) => {
                 let i = c.distance.max(c.theta) as usize;
-                self.counters.c_read[i] += 1;
-                self.counters.d_read[inf] += 1;
-                self.clru.move_to_top(c.slot);
-                self.clru.set_theta(c.slot, 0);
+                counters.c_read[i] += 1;
+                counters.d_read[inf] += 1;
+                clru.move_to_top(c.slot);
+                clru.set_theta(c.slot, 0);
             }
             (None, Some(d)) => {
                 let j = d.distance.max(d.theta) as usize;
-                self.counters.d_read[j] += 1;
-                self.counters.c_read[inf] += 1;
-                self.dlru.move_to_top(d.slot);
+                counters.d_read[j] += 1;
+                counters.c_read[inf] += 1;
+                dlru.move_to_top(d.slot);
                 let (td, tc) = if pr {
-                    (d.theta.max(d.distance), self.m - d.distance + 1)
+                    (d.theta.max(d.distance), m - d.distance + 1)
                 } else {
                     (0, 0)
                 };
-                self.dlru.set_theta(d.slot, td);
-                self.clru.push_top(page, tc);
+                dlru.set_theta(d.slot, td);
+                let (x, dr) = clru.push_top(page, tc);
+                slots[0] = x;
+                dropped = dr;
             }
             (Some(c), Some(d)) => {
                 let i = c.distance.max(c.theta) as usize;
                 let j = d.distance.max(d.theta) as usize;
-                self.counters.c_read[i] += 1;
-                self.counters.d_read[j] += 1;
-                self.clru.move_to_top(c.slot);
-                self.dlru.move_to_top(d.slot);
+                counters.c_read[i] += 1;
+                counters.d_read[j] += 1;
+                clru.move_to_top(c.slot);
+                dlru.move_to_top(d.slot);
                 if pr {
-                    self.clru
-                        .set_theta(c.slot, c.theta.min(self.m - d.distance + 1));
-                    self.dlru.set_theta(d.slot, d.theta.max(d.distance));
+                    clru.set_theta(c.slot, c.theta.min(m - d.distance + 1));
+                    dlru.set_theta(d.slot, d.theta.max(d.distance));
                 }
             }
+        }
+        if let Some(p) = dropped {
+            Self::forget(map, p, 0);
         }
     }
 
     /// Algorithm 4: a write of `page`.
     pub fn write(&mut self, page: u64) {
-        let inf = self.counters.inf();
-        match self.clru.find(page) {
-            Some(c) => {
-                let i = c.distance.max(c.theta) as usize;
-                self.counters.c_write[i] += 1;
-                self.clru.remove(c.slot);
-            }
-            None => self.counters.c_write[inf] += 1,
+        let Self {
+            clru,
+            dlru,
+            counters,
+            map,
+            ..
+        } = self;
+        let inf = counters.inf();
+        let slots = map.entry(page).or_insert([NIL, NIL]);
+        if slots[0] != NIL {
+            let c = clru.found(slots[0]);
+            let i = c.distance.max(c.theta) as usize;
+            counters.c_write[i] += 1;
+            clru.remove(c.slot);
+            slots[0] = NIL;
+        } else {
+            counters.c_write[inf] += 1;
         }
-        match self.dlru.find(page) {
-            Some(d) => {
-                let j = d.distance.max(d.theta) as usize;
-                self.counters.d_write[j] += 1;
-                self.dlru.move_to_top(d.slot);
-                self.dlru.set_theta(d.slot, 0);
-            }
-            None => {
-                self.counters.d_write[inf] += 1;
-                self.dlru.push_top(page, 0);
-            }
+        let mut dropped = None;
+        if slots[1] != NIL {
+            let d = dlru.found(slots[1]);
+            let j = d.distance.max(d.theta) as usize;
+            counters.d_write[j] += 1;
+            dlru.move_to_top(d.slot);
+            dlru.set_theta(d.slot, 0);
+        } else {
+            counters.d_write[inf] += 1;
+            let (x, dr) = dlru.push_top(page, 0);
+            slots[1] = x;
+            dropped = dr;
+        }
+        if let Some(p) = dropped {
+            Self::forget(map, p, 1);
         }
     }
 
@@ -510,6 +543,20 @@ impl TwoStack {
     pub fn check(&self) -> Result<(), String> {
         self.clru.check().map_err(|e| format!("CLRU: {e}"))?;
         self.dlru.check().map_err(|e| format!("DLRU: {e}"))?;
+        for (k, stack) in [&self.clru, &self.dlru].into_iter().enumerate() {
+            for (page, slot, _) in stack.walk() {
+                if self.map.get(&page).map(|e| e[k]) != Some(slot) {
+                    return Err(format!("page {page} not mapped to its slot in stack {k}"));
+                }
+            }
+            let mapped = self.map.values().filter(|e| e[k] != NIL).count();
+            if mapped != stack.len() {
+                return Err(format!("{mapped} pages mapped to stack {k} of {}", stack.len()));
+            }
+        }
+        if self.map.values().any(|e| *e == [NIL, NIL]) {
+            return Err("a page mapped to neither stack".into());
+        }
         let c = &self.counters;
         let writes: u64 = c.c_write.iter().sum();
         let reads: u64 = c.c_read.iter().sum();
@@ -532,6 +579,7 @@ mod tests {
     fn groups_follow_positions_through_moves_pushes_and_removes() {
         for z in [1usize, 2, 3, 5] {
             let mut s = GroupStack::new(11, z);
+            let mut slots: std::collections::HashMap<u64, u32> = Default::default();
             let mut model: Vec<u64> = Vec::new(); // top first
             let mut x = 12345u64;
             for step in 0..2000 {
@@ -540,19 +588,27 @@ mod tests {
                     .wrapping_add(1442695040888963407);
                 let page = (x >> 33) % 17;
                 let op = (x >> 20) % 4;
+                let find = |s: &GroupStack, slots: &std::collections::HashMap<u64, u32>| {
+                    slots.get(&page).map(|&x| s.found(x))
+                };
                 if op == 0 {
-                    if let Some(f) = s.find(page) {
+                    if let Some(f) = find(&s, &slots) {
                         s.remove(f.slot);
+                        slots.remove(&page);
                         model.retain(|&p| p != page);
                     }
-                } else if let Some(f) = s.find(page) {
+                } else if let Some(f) = find(&s, &slots) {
                     let pos = model.iter().position(|&p| p == page).unwrap() + 1;
                     assert_eq!(f.distance as usize, (pos.div_ceil(z) * z).min(model.len()));
                     s.move_to_top(f.slot);
                     model.retain(|&p| p != page);
                     model.insert(0, page);
                 } else {
-                    s.push_top(page, 0);
+                    let (x, dropped) = s.push_top(page, 0);
+                    slots.insert(page, x);
+                    if let Some(d) = dropped {
+                        slots.remove(&d);
+                    }
                     model.insert(0, page);
                     model.truncate(11);
                 }
