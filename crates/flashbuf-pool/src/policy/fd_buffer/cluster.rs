@@ -85,19 +85,45 @@ pub struct Clusters {
     slots: Vec<Cluster>,
     free_slots: Vec<u32>,
     map: HashMap<u64, u32>,
-    active: Vec<u32>,
+    /// Live clusters, densely, with their priority inputs (scanned when choosing).
+    active: Vec<Live>,
     globaltime: u64,
     draining: u32,
     /// Clusters examined when choosing victim clusters.
     scanned: u64,
 }
 
-/// `a < b` in priority (exact): `ipd_a/(n_a² (g−t_a)) < ipd_b/(n_b² (g−t_b))`, ties by age.
-fn lower_priority(a: &Cluster, b: &Cluster, g: u64) -> bool {
-    let div = |c: &Cluster| if c.n == 1 { 1u128 } else { c.ipd as u128 };
-    let den = |c: &Cluster| (c.n as u128) * (c.n as u128) * (g - c.timestamp) as u128;
-    let lhs = div(a) * den(b);
-    let rhs = div(b) * den(a);
+/// A live cluster's priority inputs, kept densely for the victim scan.
+#[derive(Debug, Clone, Copy)]
+struct Live {
+    slot: u32,
+    n: u32,
+    /// The dividend: 1 for one page, else the sum of page distances.
+    div: u64,
+    timestamp: u64,
+    /// `div / n²` as a float, for a fast first comparison.
+    a: f64,
+}
+
+impl Live {
+    fn of(slot: u32, c: &Cluster) -> Self {
+        let div = if c.n == 1 { 1 } else { c.ipd };
+        Self {
+            slot,
+            n: c.n,
+            div,
+            timestamp: c.timestamp,
+            a: div as f64 / (f64::from(c.n) * f64::from(c.n)),
+        }
+    }
+}
+
+/// `a < b` in priority (exact): `div_a/(n_a² (g−t_a)) < div_b/(n_b² (g−t_b))`, ties by age.
+#[inline]
+fn lower_priority(a: &Live, b: &Live, g: u64) -> bool {
+    let den = |c: &Live| (c.n as u128) * (c.n as u128) * (g - c.timestamp) as u128;
+    let lhs = a.div as u128 * den(b);
+    let rhs = b.div as u128 * den(a);
     lhs < rhs || (lhs == rhs && a.timestamp < b.timestamp)
 }
 
@@ -162,7 +188,13 @@ impl Clusters {
                         (self.slots.len() - 1) as u32
                     }
                 };
-                self.active.push(s);
+                self.active.push(Live {
+                    slot: s,
+                    n: 0,
+                    div: 1,
+                    timestamp: self.globaltime,
+                    a: 1.0,
+                });
                 self.map.insert(no, s);
                 s
             }
@@ -181,6 +213,7 @@ impl Clusters {
         }
         c.last = f.0;
         c.n += 1;
+        self.active[c.active_pos as usize] = Live::of(slot, c);
     }
 
     /// Frame `f` left the dirty pool.
@@ -217,13 +250,15 @@ impl Clusters {
             let (no, pos) = (c.no, c.active_pos as usize);
             self.map.remove(&no);
             self.active.swap_remove(pos);
-            if let Some(&moved) = self.active.get(pos) {
-                self.slots[moved as usize].active_pos = pos as u32;
+            if let Some(moved) = self.active.get(pos) {
+                self.slots[moved.slot as usize].active_pos = pos as u32;
             }
             self.free_slots.push(slot);
             if self.draining == slot {
                 self.draining = NIL;
             }
+        } else {
+            self.active[c.active_pos as usize] = Live::of(slot, c);
         }
     }
 
@@ -248,25 +283,33 @@ impl Clusters {
         }
         let mut skip: Vec<u32> = Vec::new();
         loop {
-            let mut best: Option<u32> = None;
-            for &s in &self.active {
-                self.scanned += 1;
-                if s == self.draining || skip.contains(&s) {
+            // The float priority decides clear cases; near-ties go to the exact test.
+            let mut best: Option<(&Live, f64)> = None;
+            let g = self.globaltime;
+            self.scanned += self.active.len() as u64;
+            for l in &self.active {
+                if l.slot == self.draining || (!skip.is_empty() && skip.contains(&l.slot)) {
                     continue;
                 }
+                let p = l.a / (g - l.timestamp) as f64;
                 let better = match best {
                     None => true,
-                    Some(b) => lower_priority(
-                        &self.slots[s as usize],
-                        &self.slots[b as usize],
-                        self.globaltime,
-                    ),
+                    Some((b, bp)) => {
+                        if p < bp * (1.0 - 1e-9) {
+                            true
+                        } else if p > bp * (1.0 + 1e-9) {
+                            false
+                        } else {
+                            lower_priority(l, b, g)
+                        }
+                    }
                 };
                 if better {
-                    best = Some(s);
+                    best = Some((l, p));
                 }
             }
-            let b = best?;
+            let best = best.map(|b| b.0);
+            let b = best?.slot;
             if let Some(f) = self.first_evictable(b, evictable) {
                 self.draining = b;
                 return Some(f);
@@ -305,9 +348,14 @@ impl Clusters {
     /// Checks cluster lists, counts and dividends; `members` is the dirty pool.
     pub fn check(&self, in_dirty_pool: &dyn Fn(FrameId) -> bool) -> Result<(), String> {
         let mut total = 0usize;
-        for (pos, &s) in self.active.iter().enumerate() {
+        for (pos, l) in self.active.iter().enumerate() {
+            let s = l.slot;
             let c = &self.slots[s as usize];
-            if c.active_pos as usize != pos || self.map.get(&c.no) != Some(&s) {
+            if c.active_pos as usize != pos
+                || self.map.get(&c.no) != Some(&s)
+                || l.slot != s
+                || (l.n, l.div, l.timestamp) != (c.n, Live::of(s, c).div, c.timestamp)
+            {
                 return Err(format!("cluster {} badly registered", c.no));
             }
             let (mut n, mut ipd, mut last, mut cur) = (0u32, 0u64, NIL, c.first);
