@@ -30,13 +30,13 @@ pub fn normalized_cost(rates: MissRates, r: f64) -> f64 {
     rates.p_c * rates.p_d * (1.0 + rates.p_d_w * r)
 }
 
-/// Cumulative sums of one window's counters: `hits_*[s]` = accesses that hit for pool
-/// size `s`, for `s` in `0..=M`.
+/// Cumulative sums of one window's counters: `hits_*[s]` = (expected) accesses that hit
+/// for pool size `s`, for `s` in `0..=M`.
 #[derive(Debug, Clone, Default)]
 pub struct Curves {
-    hits_c: Vec<u64>,
-    hits_d: Vec<u64>,
-    hits_d_w: Vec<u64>,
+    hits_c: Vec<f64>,
+    hits_d: Vec<f64>,
+    hits_d_w: Vec<f64>,
     total: u64,
     writes: u64,
 }
@@ -44,26 +44,27 @@ pub struct Curves {
 impl Curves {
     /// Builds the cumulative curves (`O(M)`).
     pub fn new(c: &HitCounters) -> Self {
-        let m = c.inf() - 1;
-        let mut s = Self {
-            hits_c: vec![0; m + 1],
-            hits_d: vec![0; m + 1],
-            hits_d_w: vec![0; m + 1],
-            total: 0,
-            writes: 0,
-        };
-        let (mut hc, mut hd, mut hw) = (0u64, 0u64, 0u64);
-        for i in 1..=m {
-            hc += c.c_read[i] + c.c_write[i];
-            hd += c.d_read[i] + c.d_write[i];
-            hw += c.d_write[i];
-            s.hits_c[i] = hc;
-            s.hits_d[i] = hd;
-            s.hits_d_w[i] = hw;
-        }
-        s.total = c.accesses();
-        s.writes = c.d_write.iter().sum();
+        let mut s = Self::default();
+        s.fill(c);
         s
+    }
+
+    /// Rebuilds the curves in place from `c` (no allocation after the first window).
+    pub fn fill(&mut self, c: &HitCounters) {
+        let mut tmp = std::mem::take(&mut self.hits_d_w);
+        c.c_read.cumulative(&mut self.hits_c);
+        c.c_write.cumulative(&mut tmp);
+        for (a, b) in self.hits_c.iter_mut().zip(&tmp) {
+            *a += b;
+        }
+        c.d_read.cumulative(&mut self.hits_d);
+        c.d_write.cumulative(&mut tmp);
+        for (a, b) in self.hits_d.iter_mut().zip(&tmp) {
+            *a += b;
+        }
+        self.hits_d_w = tmp;
+        self.total = c.accesses();
+        self.writes = c.writes();
     }
 
     /// Buffer size `M` the curves cover.
@@ -95,7 +96,7 @@ impl Curves {
     #[inline]
     fn rates_with(&self, m_c: usize, m_d: usize, inv_t: f64, inv_w: f64) -> MissRates {
         // With no access at all every rate is 1 (P_d^w: 0, no write to miss).
-        let miss = |h: u64, inv: f64, empty: f64| if inv == 0.0 { empty } else { 1.0 - h as f64 * inv };
+        let miss = |h: f64, inv: f64, empty: f64| if inv == 0.0 { empty } else { 1.0 - h * inv };
         MissRates {
             p_c: miss(self.hits_c[m_c], inv_t, 1.0),
             p_d: miss(self.hits_d[m_d], inv_t, 1.0),
@@ -145,10 +146,12 @@ mod tests {
     fn advisor_gives_space_to_the_dirty_pool_when_writes_are_dear() {
         // M = 4. Reads hit the clean pool at distance 3; writes hit the dirty pool at 2.
         let mut c = HitCounters::new(4);
-        c.c_read[3] = 10;
-        c.d_read[5] = 10;
-        c.d_write[2] = 10;
-        c.c_write[5] = 10;
+        for _ in 0..10 {
+            c.c_read.add(3, 3, 0);
+            c.d_read.add_miss();
+            c.d_write.add(2, 2, 0);
+            c.c_write.add_miss();
+        }
         let curves = Curves::new(&c);
         assert_eq!(curves.accesses(), 20);
         // R = 1: M_c = 3 (M_d = 1): P_c = 0.5, P_d = 1, P_d^w = 1 -> cost 1.0;

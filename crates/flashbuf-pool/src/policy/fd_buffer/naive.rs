@@ -330,14 +330,18 @@ impl NaiveTwoStack {
         (&self.clru, &self.dlru)
     }
 
-    /// Quantised distance of 1-based position `pos` in a stack of `len` entries.
-    fn dist(&self, pos: usize, len: usize) -> u32 {
-        (pos.div_ceil(self.z) * self.z).min(len) as u32
+    /// The group of 1-based position `pos` in a stack of `len` entries, as the range of
+    /// positions `(lo, hi)` it covers.
+    fn group_range(&self, pos: usize, len: usize) -> (u32, u32) {
+        let k = (pos - 1) / self.z;
+        ((k * self.z + 1) as u32, ((k + 1) * self.z).min(len) as u32)
     }
 
-    fn find(&self, stack: &[(u64, u32)], p: u64) -> Option<(usize, u32, u32)> {
+    /// `(index, lo, hi, θ)` of page `p`.
+    fn find(&self, stack: &[Entry], p: u64) -> Option<(usize, u32, u32, u32)> {
         let i = stack.iter().position(|e| e.0 == p)?;
-        Some((i, self.dist(i + 1, stack.len()), stack[i].1))
+        let (lo, hi) = self.group_range(i + 1, stack.len());
+        Some((i, lo, hi, stack[i].1))
     }
 
     fn to_top(stack: &mut Vec<(u64, u32)>, i: usize, theta: u32) {
@@ -352,27 +356,28 @@ impl NaiveTwoStack {
         s.truncate(m);
     }
 
-    /// Records one access (Algorithms 3 and 4).
+    /// Records one access (Algorithms 3 and 4). The distance used in present conditions
+    /// is the group's middle position.
     pub fn access(&mut self, p: u64, write: bool) {
-        let inf = self.m + 1;
         let m = self.m as u32;
         let ec = self.find(&self.clru, p);
         let ed = self.find(&self.dlru, p);
+        let k = &mut self.counters;
         if write {
             match ec {
-                Some((i, d, t)) => {
-                    self.counters.c_write[d.max(t) as usize] += 1;
+                Some((i, lo, hi, t)) => {
+                    k.c_write.add(lo, hi, t);
                     self.clru.remove(i);
                 }
-                None => self.counters.c_write[inf] += 1,
+                None => k.c_write.add_miss(),
             }
             match ed {
-                Some((i, d, t)) => {
-                    self.counters.d_write[d.max(t) as usize] += 1;
+                Some((i, lo, hi, t)) => {
+                    k.d_write.add(lo, hi, t);
                     Self::to_top(&mut self.dlru, i, 0);
                 }
                 None => {
-                    self.counters.d_write[inf] += 1;
+                    k.d_write.add_miss();
                     self.push(false, p, 0);
                 }
             }
@@ -380,18 +385,19 @@ impl NaiveTwoStack {
         }
         match (ec, ed) {
             (None, None) => {
-                self.counters.c_read[inf] += 1;
-                self.counters.d_read[inf] += 1;
+                k.c_read.add_miss();
+                k.d_read.add_miss();
                 self.push(true, p, 0);
             }
-            (Some((i, d, t)), None) => {
-                self.counters.c_read[d.max(t) as usize] += 1;
-                self.counters.d_read[inf] += 1;
+            (Some((i, lo, hi, t)), None) => {
+                k.c_read.add(lo, hi, t);
+                k.d_read.add_miss();
                 Self::to_top(&mut self.clru, i, 0);
             }
-            (None, Some((i, d, t))) => {
-                self.counters.d_read[d.max(t) as usize] += 1;
-                self.counters.c_read[inf] += 1;
+            (None, Some((i, lo, hi, t))) => {
+                k.d_read.add(lo, hi, t);
+                k.c_read.add_miss();
+                let d = lo + (hi - lo) / 2;
                 let (td, tc) = if self.pr {
                     (t.max(d), m - d + 1)
                 } else {
@@ -400,11 +406,12 @@ impl NaiveTwoStack {
                 Self::to_top(&mut self.dlru, i, td);
                 self.push(true, p, tc);
             }
-            (Some((ic, dc, tc)), Some((id, dd, td))) => {
-                self.counters.c_read[dc.max(tc) as usize] += 1;
-                self.counters.d_read[dd.max(td) as usize] += 1;
+            (Some((ic, loc, hic, tc)), Some((id, lod, hid, td))) => {
+                k.c_read.add(loc, hic, tc);
+                k.d_read.add(lod, hid, td);
+                let d = lod + (hid - lod) / 2;
                 let (tc2, td2) = if self.pr {
-                    (tc.min(m - dd + 1), td.max(dd))
+                    (tc.min(m - d + 1), td.max(d))
                 } else {
                     (tc, td)
                 };
