@@ -462,6 +462,7 @@ pub struct FdBuffer<C: PoolOrder = LruOrder, D: PoolOrder = LruOrder> {
     rate: Option<RateEstimator>,
     last_comp_ns: f64,
     last_est: MissRates,
+    curves: Curves,
     clusters: Option<Clusters>,
     batch: Vec<FrameId>,
     shared: FdBufferHandle,
@@ -534,6 +535,7 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
             rate,
             last_comp_ns: 0.0,
             last_est: MissRates::default(),
+            curves: Curves::default(),
             clusters,
             batch: Vec::new(),
             shared: FdBufferHandle::new(),
@@ -639,9 +641,9 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
     fn close_window(&mut self) {
         let t0 = self.opts.clock.as_ref().map(|c| c());
         let r = self.r();
-        let curves = Curves::new(self.est.counters());
-        let (next, _cost) = curves.best_m_c(r);
-        let estimated = curves.rates(self.m_c);
+        self.curves.fill(self.est.counters());
+        let (next, _cost) = self.curves.best_m_c(r);
+        let estimated = self.curves.rates(self.m_c);
         let mut work = 5 * self.m as u64;
         let estimated_without_pr = self.shadow.as_ref().map(|s| {
             work += 4 * self.m as u64;
