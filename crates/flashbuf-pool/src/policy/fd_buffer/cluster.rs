@@ -5,8 +5,8 @@
 //! # Readings
 //! - A cluster is the set of dirty-pool pages with the same `page / cluster_pages`
 //!   (`cluster_pages` = erase block / page size, §4.5). Pages are kept in the order they
-//!   entered the dirty pool (CFDC: "the page order in a cluster ... [is] the point of time
-//!   they entered the cluster").
+//!   entered the dirty pool (CFDC: the page order in a cluster corresponds "to the point
+//!   of time they entered the cluster").
 //! - `P(c) = Σ_{i=1}^{n−1} |p_i − p_{i−1}| / (n² · (globaltime − timestamp(c)))`, the
 //!   dividend 1 for a one-page cluster. FD-Buffer has no working region, so *globaltime*
 //!   counts pages entering the dirty pool (CFDC counts dirty pages leaving its working

@@ -80,7 +80,7 @@ pub struct GroupStack {
     work: u64,
 }
 
-/// A stack entry found by [`GroupStack::find`].
+/// A stack entry as seen by [`GroupStack::found`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Found {
     /// Slot of the entry (valid until the stack changes).

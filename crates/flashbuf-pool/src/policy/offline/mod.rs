@@ -4,7 +4,7 @@
 //!   page whose next use is farthest; the fewest misses of any demand-paging policy. Also
 //!   two write-aware variants, all behind one [`OfflinePolicy`] usable in the pool and one
 //!   fast direct function, [`simulate`].
-//! - [`bounds`]: lower and upper bounds on the offline optimum when reads and write-backs
+//! - [`bounds`](mod@bounds): lower and upper bounds on the offline optimum when reads and write-backs
 //!   have different costs — the exact optimum is NP-complete (Beckmann, Gibbons, McGuffey,
 //!   "Writeback-Aware Caching", APOCS 2020), see design.md §5.
 
