@@ -50,6 +50,44 @@
 //! rates measured in the real pools during that window: `P_c` = accesses not found in `C`
 //! / accesses, `P_d` = accesses not found in `D` / accesses, `P_d^w` = writes not found
 //! in `D` / writes. [`mean_errors`] averages the paper's error `|v − v'| / v`.
+//!
+//! # Report
+//! [`Policy::report`] gives `m_c`, `m_d`, `clean_pages`, `dirty_pages`, the last window's
+//! estimates at the `M_c` in force (`est_p_c`, `est_p_d`, `est_p_d_w`), `r`, `windows`,
+//! the advisor's overhead (`advisor_work` units, `advisor_ns` with a clock), the
+//! estimator's per-access work (`stack_work`), `cluster_scans`, `unhinted_misses`, and
+//! with `track_accuracy` the mean Table 5 errors (`err_p_c`, ..., `err_p_c_without_pr`, ...).
+//!
+//! # Driving it through the pool
+//! ```
+//! use flashbuf_core::PageId;
+//! use flashbuf_device::MemDevice;
+//! use flashbuf_pool::policy::fd_buffer::{FdBuffer, FdBufferOptions};
+//! use flashbuf_pool::policy::Access;
+//! use flashbuf_pool::BufferPool;
+//! use flashbuf_store::{DirectStore, DirectStoreConfig};
+//!
+//! let policy = FdBuffer::new(64, FdBufferOptions::default().fixed_r(136.0).track_accuracy(true)).unwrap();
+//! let handle = policy.handle(); // keep it: the pool owns the policy from now on
+//! let store = DirectStore::create(MemDevice::new(0), DirectStoreConfig::with_page_size(4096)).unwrap();
+//! let pool = BufferPool::new(store, 64, Box::new(policy)).unwrap();
+//! for i in 0..20_000u64 {
+//!     let (write, page) = (i % 7 == 0, (i * 31) % 500);
+//!     handle.set_next_access(if write { Access::Write } else { Access::Read });
+//!     if write {
+//!         pool.write(PageId(page)).unwrap().write(0, b"x");
+//!     } else {
+//!         drop(pool.read(PageId(page)).unwrap());
+//!     }
+//! }
+//! let records = handle.take_window_records(); // Table 5: one per window of 5,000
+//! assert_eq!(records.len(), 4);
+//! let report = pool.policy_report();
+//! assert!(report.iter().any(|&(k, v)| k == "unhinted_misses" && v == 0.0));
+//! ```
+//!
+//! With several threads fixing pages at once, announcements can interleave; the handle is
+//! then best-effort (the replaying lab is single-threaded).
 
 pub mod advisor;
 pub mod cluster;
