@@ -122,6 +122,41 @@ pub fn write_ratio(refs: &[(bool, u64)]) -> f64 {
     refs.iter().filter(|r| r.0).count() as f64 / refs.len() as f64
 }
 
+/// Applies epoch `epoch`'s target to `chunk` (one epoch of references).
+fn apply_epoch(
+    chunk: &mut [(bool, u64)],
+    epoch: u64,
+    w0: f64,
+    model: WorkloadModel,
+    rng: &mut SplitMix64,
+    idx: &mut Vec<usize>,
+) -> EpochInfo {
+    let target = model.write_ratio(w0, epoch);
+    let n = chunk.len();
+    let before = chunk.iter().filter(|r| r.0).count();
+    let after = ((target * n as f64).round() as usize).min(n);
+    // Flip `k` of the references whose kind is `from`.
+    let (from, k) = if after > before {
+        (false, after - before)
+    } else {
+        (true, before - after)
+    };
+    idx.clear();
+    idx.extend((0..n).filter(|&i| chunk[i].0 == from));
+    for j in 0..k {
+        let r = j + rng.below(idx.len() - j);
+        idx.swap(j, r);
+        chunk[idx[j]].0 = !from;
+    }
+    EpochInfo {
+        epoch,
+        refs: n,
+        writes_before: before,
+        writes_after: after,
+        target,
+    }
+}
+
 /// Rewrites `trace` in place so that epoch `i` has write ratio `model.write_ratio(w_0,
 /// i)` (see the module doc); `w_0` is the first epoch's ratio. Returns one record per
 /// epoch.
@@ -134,35 +169,86 @@ pub fn apply_workload_model(
     let epoch_refs = epoch_refs.max(1);
     let w0 = write_ratio(&trace[..trace.len().min(epoch_refs)]);
     let mut rng = SplitMix64::new(seed);
-    let mut out = Vec::new();
     let mut idx: Vec<usize> = Vec::with_capacity(epoch_refs);
-    for (e, chunk) in trace.chunks_mut(epoch_refs).enumerate() {
-        let target = model.write_ratio(w0, e as u64);
-        let n = chunk.len();
-        let before = chunk.iter().filter(|r| r.0).count();
-        let after = ((target * n as f64).round() as usize).min(n);
-        // Flip `k` of the references whose kind is `from`.
-        let (from, k) = if after > before {
-            (false, after - before)
-        } else {
-            (true, before - after)
-        };
-        idx.clear();
-        idx.extend((0..n).filter(|&i| chunk[i].0 == from));
-        for j in 0..k {
-            let r = j + rng.below(idx.len() - j);
-            idx.swap(j, r);
-            chunk[idx[j]].0 = !from;
+    trace
+        .chunks_mut(epoch_refs)
+        .enumerate()
+        .map(|(e, chunk)| apply_epoch(chunk, e as u64, w0, model, &mut rng, &mut idx))
+        .collect()
+}
+
+/// The streaming form of [`apply_workload_model`]: wraps an iterator of references and
+/// yields the same references, with the same seed, as the in-place function would
+/// produce; it buffers one epoch at a time.
+#[derive(Debug)]
+pub struct WorkloadDynamics<I> {
+    inner: I,
+    model: WorkloadModel,
+    epoch_refs: usize,
+    rng: SplitMix64,
+    w0: Option<f64>,
+    epoch: u64,
+    buf: Vec<(bool, u64)>,
+    pos: usize,
+    idx: Vec<usize>,
+    infos: Vec<EpochInfo>,
+}
+
+impl<I: Iterator<Item = (bool, u64)>> WorkloadDynamics<I> {
+    /// Applies `model` over epochs of `epoch_refs` references, choices seeded by `seed`.
+    pub fn new(inner: I, model: WorkloadModel, epoch_refs: usize, seed: u64) -> Self {
+        Self {
+            inner,
+            model,
+            epoch_refs: epoch_refs.max(1),
+            rng: SplitMix64::new(seed),
+            w0: None,
+            epoch: 0,
+            buf: Vec::new(),
+            pos: 0,
+            idx: Vec::new(),
+            infos: Vec::new(),
         }
-        out.push(EpochInfo {
-            epoch: e as u64,
-            refs: n,
-            writes_before: before,
-            writes_after: after,
-            target,
-        });
     }
-    out
+
+    /// Records of the epochs started so far.
+    pub fn epochs(&self) -> &[EpochInfo] {
+        &self.infos
+    }
+
+    fn refill(&mut self) -> bool {
+        self.buf.clear();
+        self.pos = 0;
+        self.buf.extend(self.inner.by_ref().take(self.epoch_refs));
+        if self.buf.is_empty() {
+            return false;
+        }
+        let w0 = *self.w0.get_or_insert_with(|| write_ratio(&self.buf));
+        let info = apply_epoch(
+            &mut self.buf,
+            self.epoch,
+            w0,
+            self.model,
+            &mut self.rng,
+            &mut self.idx,
+        );
+        self.infos.push(info);
+        self.epoch += 1;
+        true
+    }
+}
+
+impl<I: Iterator<Item = (bool, u64)>> Iterator for WorkloadDynamics<I> {
+    type Item = (bool, u64);
+
+    fn next(&mut self) -> Option<(bool, u64)> {
+        if self.pos == self.buf.len() && !self.refill() {
+            return None;
+        }
+        let r = self.buf[self.pos];
+        self.pos += 1;
+        Some(r)
+    }
 }
 
 #[cfg(test)]
@@ -207,6 +293,11 @@ mod tests {
             }
             // Pages and order unchanged.
             assert!(a.iter().zip(&trace).all(|(x, y)| x.1 == y.1));
+            // The streaming adapter gives the same trace.
+            let mut it = WorkloadDynamics::new(trace.iter().copied(), model, 5_000, 42);
+            let streamed: Vec<(bool, u64)> = it.by_ref().collect();
+            assert_eq!(streamed, a);
+            assert_eq!(it.epochs(), &info[..]);
         }
     }
 }

@@ -133,3 +133,53 @@ fn fd_buffer_golden_counts_on_tpcc() {
     }
     assert_eq!(text.lines().count(), want.lines().count());
 }
+
+/// The pattern of the paper's Table 6 on the first 1 M references with 3 % of the
+/// trace's distinct pages (1,242 frames), R = 136: FD-Buffer writes fewer pages than LRU,
+/// reads more, and costs less (reads + R · writes).
+#[test]
+fn fd_buffer_trades_reads_for_writes_like_table_6() {
+    let Some(trace) = fd_buffer_support::tpcc_compact() else {
+        return;
+    };
+    let trace = &trace[..1_000_000];
+    let frames = 1_242;
+    let lru_pool = BufferPool::new(
+        small_store(),
+        frames,
+        Box::new(flashbuf_pool::policy::Lru::new(frames)) as Box<dyn Policy>,
+    )
+    .unwrap();
+    for &(w, pg) in trace {
+        if w {
+            drop(lru_pool.write(PageId(pg)).unwrap());
+        } else {
+            drop(lru_pool.read(PageId(pg)).unwrap());
+        }
+    }
+    let p = FdBuffer::new(frames, FdBufferOptions::default().fixed_r(136.0)).unwrap();
+    let h = p.handle();
+    let fd_pool = BufferPool::new(small_store(), frames, Box::new(p) as Box<dyn Policy>).unwrap();
+    for &(w, pg) in trace {
+        h.set_next_access(if w { Access::Write } else { Access::Read });
+        if w {
+            drop(fd_pool.write(PageId(pg)).unwrap());
+        } else {
+            drop(fd_pool.read(PageId(pg)).unwrap());
+        }
+    }
+    let (l, f) = (lru_pool.stats(), fd_pool.stats());
+    let cost = |s: flashbuf_pool::PoolStats| s.page_reads as f64 + 136.0 * s.page_writes as f64;
+    eprintln!(
+        "LRU reads {} writes {} cost {:.0}; FD-Buffer reads {} writes {} cost {:.0}",
+        l.page_reads,
+        l.page_writes,
+        cost(l),
+        f.page_reads,
+        f.page_writes,
+        cost(f)
+    );
+    assert!(f.page_writes < l.page_writes);
+    assert!(f.page_reads > l.page_reads);
+    assert!(cost(f) < 0.95 * cost(l));
+}
