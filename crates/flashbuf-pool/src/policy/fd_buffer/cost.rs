@@ -49,20 +49,30 @@ impl Curves {
         s
     }
 
-    /// Rebuilds the curves in place from `c` (no allocation after the first window).
+    /// Rebuilds the curves in place from `c` (one pass, no allocation after the first
+    /// window).
     pub fn fill(&mut self, c: &HitCounters) {
-        let mut tmp = std::mem::take(&mut self.hits_d_w);
-        c.c_read.cumulative(&mut self.hits_c);
-        c.c_write.cumulative(&mut tmp);
-        for (a, b) in self.hits_c.iter_mut().zip(&tmp) {
-            *a += b;
+        let m = c.m();
+        for v in [&mut self.hits_c, &mut self.hits_d, &mut self.hits_d_w] {
+            v.clear();
+            v.resize(m + 1, 0.0);
         }
-        c.d_read.cumulative(&mut self.hits_d);
-        c.d_write.cumulative(&mut tmp);
-        for (a, b) in self.hits_d.iter_mut().zip(&tmp) {
-            *a += b;
+        let (cr, cw, dr, dw) = (
+            c.c_read.parts(),
+            c.c_write.parts(),
+            c.d_read.parts(),
+            c.d_write.parts(),
+        );
+        let (mut dens, mut tot) = ([0.0f64; 4], [0.0f64; 4]);
+        for s in 1..=m {
+            for (k, (point, ramp)) in [cr, cw, dr, dw].into_iter().enumerate() {
+                dens[k] += ramp[s];
+                tot[k] += point[s] + dens[k];
+            }
+            self.hits_c[s] = tot[0] + tot[1];
+            self.hits_d[s] = tot[2] + tot[3];
+            self.hits_d_w[s] = tot[3];
         }
-        self.hits_d_w = tmp;
         self.total = c.accesses();
         self.writes = c.writes();
     }
@@ -111,12 +121,30 @@ impl Curves {
         if m < 2 {
             return (m, normalized_cost(self.rates(m), r));
         }
+        if self.total == 0 {
+            return (1, normalized_cost(self.rates(1), r));
+        }
         let (inv_t, inv_w) = self.inverses();
+        let has_w = if self.writes == 0 { 0.0 } else { 1.0 };
+        // M_c runs up from 1 while M_d = M − M_c runs down from M − 1. The costs are
+        // computed in one branch-free (vectorisable) pass, then the first minimum taken.
+        let c = self.hits_c[1..m].iter();
+        let d = self.hits_d[1..m].iter().rev();
+        let w = self.hits_d_w[1..m].iter().rev();
+        let costs: Vec<f64> = c
+            .zip(d)
+            .zip(w)
+            .map(|((&hc, &hd), &hw)| {
+                let p_c = 1.0 - hc * inv_t;
+                let p_d = 1.0 - hd * inv_t;
+                let p_d_w = (1.0 - hw * inv_w) * has_w;
+                p_c * p_d * (1.0 + p_d_w * r)
+            })
+            .collect();
         let mut best = (1usize, f64::INFINITY);
-        for m_c in 1..m {
-            let cost = normalized_cost(self.rates_with(m_c, m - m_c, inv_t, inv_w), r);
+        for (i, &cost) in costs.iter().enumerate() {
             if cost < best.1 {
-                best = (m_c, cost);
+                best = (i + 1, cost);
             }
         }
         best

@@ -419,6 +419,12 @@ impl Counter {
         }
     }
 
+    /// The point masses and the density difference array.
+    #[inline]
+    pub(crate) fn parts(&self) -> (&[f64], &[f64]) {
+        (&self.point, &self.ramp)
+    }
+
     /// Nonzero point masses `(index, count)` (the whole counter when every access had an
     /// exact distance, as with group size 1).
     pub fn points(&self) -> Vec<(usize, f64)> {
