@@ -10,7 +10,9 @@ use common::Recording;
 use fd_buffer_support::small_store;
 use flashbuf_core::PageId;
 use flashbuf_pool::policy::fd_buffer::naive::NaiveFdBuffer;
-use flashbuf_pool::policy::fd_buffer::{Clustering, FdBuffer, FdBufferHandle, FdBufferOptions};
+use flashbuf_pool::policy::fd_buffer::{
+    ClusterVictim, Clustering, FdBuffer, FdBufferHandle, FdBufferOptions,
+};
 use flashbuf_pool::policy::{Access, Policy};
 use flashbuf_pool::BufferPool;
 use proptest::prelude::*;
@@ -74,6 +76,7 @@ proptest! {
         clus in 0u8..3,
         cluster_pages in 1u64..6,
         flush_every in prop_oneof![Just(0usize), Just(37)],
+        order_victim in any::<bool>(),
         trace in proptest::collection::vec((any::<bool>(), 0u64..40), 1..500)
     ) {
         let opts = FdBufferOptions::default()
@@ -81,7 +84,8 @@ proptest! {
             .group_size(group)
             .fixed_r(r)
             .present_conditions(pr)
-            .clustering(clustering(clus, cluster_pages));
+            .clustering(clustering(clus, cluster_pages))
+            .cluster_victim(if order_victim { ClusterVictim::OrderVictim } else { ClusterVictim::Priority });
         both(opts, frames, &trace, flush_every);
     }
 }
@@ -101,11 +105,14 @@ fn skewed_trace_with_many_windows() {
         })
         .collect();
     for clus in 0..3 {
-        let opts = FdBufferOptions::default()
-            .window_refs(500)
-            .group_size(4)
-            .fixed_r(20.0)
-            .clustering(clustering(clus, 8));
-        both(opts, 64, &trace, 0);
+        for cv in [ClusterVictim::Priority, ClusterVictim::OrderVictim] {
+            let opts = FdBufferOptions::default()
+                .window_refs(500)
+                .group_size(4)
+                .fixed_r(20.0)
+                .clustering(clustering(clus, 8))
+                .cluster_victim(cv);
+            both(opts, 64, &trace, 0);
+        }
     }
 }

@@ -10,7 +10,7 @@ use fd_buffer_support::small_store;
 use flashbuf_core::PageId;
 use flashbuf_device::{CostDevice, LatencyModel, MemDevice};
 use flashbuf_pool::policy::fd_buffer::{
-    mean_errors, Clustering, FdBuffer, FdBufferOptions, OrderKind,
+    mean_errors, ClusterVictim, Clustering, FdBuffer, FdBufferOptions, OrderKind,
 };
 use flashbuf_pool::policy::{Access, Policy};
 use flashbuf_pool::BufferPool;
@@ -36,6 +36,12 @@ fn configs() -> Vec<(&'static str, FdBufferOptions)> {
         (
             "batch-64",
             base().clustering(Clustering::Batch { cluster_pages: 64 }),
+        ),
+        (
+            "drain-64-order-victim",
+            base()
+                .clustering(Clustering::Drain { cluster_pages: 64 })
+                .cluster_victim(ClusterVictim::OrderVictim),
         ),
         ("fifo-pools", base().inner(OrderKind::Fifo)),
         ("online-r", FdBufferOptions::default()),

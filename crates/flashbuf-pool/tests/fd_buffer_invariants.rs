@@ -4,7 +4,9 @@
 //! sizes must approach their targets as Algorithm 2 says.
 
 use flashbuf_core::{FrameId, PageId};
-use flashbuf_pool::policy::fd_buffer::{Clustering, FdBuffer, FdBufferOptions, OrderKind};
+use flashbuf_pool::policy::fd_buffer::{
+    ClusterVictim, Clustering, FdBuffer, FdBufferOptions, OrderKind,
+};
 use flashbuf_pool::policy::{Access, Policy, Victim};
 use proptest::prelude::*;
 use std::collections::HashMap;
@@ -85,6 +87,7 @@ proptest! {
         group in prop_oneof![Just(1usize), Just(3), Just(64)],
         clus in 0u8..3,
         fifo in any::<bool>(),
+        order_victim in any::<bool>(),
         ops in proptest::collection::vec((0u8..8, 0u64..40, any::<u8>()), 1..400),
     ) {
         let clustering = match clus {
@@ -97,6 +100,7 @@ proptest! {
             .group_size(group)
             .fixed_r(50.0)
             .clustering(clustering)
+            .cluster_victim(if order_victim { ClusterVictim::OrderVictim } else { ClusterVictim::Priority })
             .inner(if fifo { OrderKind::Fifo } else { OrderKind::Lru })
             .track_accuracy(true);
         drive(frames, opts, &ops);

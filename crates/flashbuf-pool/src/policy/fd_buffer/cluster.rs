@@ -51,6 +51,19 @@ pub enum Clustering {
     },
 }
 
+/// How the dirty pool picks a new victim cluster when none is draining.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ClusterVictim {
+    /// The cluster of lowest CFDC priority `P(c)` (the paper, §4.5).
+    #[default]
+    Priority,
+    /// An extension, not in the paper: the cluster of the page the dirty pool's inner
+    /// ordering would evict (its LRU page); that page goes first, then the rest of its
+    /// cluster drains. Keeps the dirty pool's recency order in charge of *which* pages
+    /// leave, clustering only *when* their neighbours leave.
+    OrderVictim,
+}
+
 impl Clustering {
     /// Pages per cluster, if clustering is on.
     pub fn cluster_pages(self) -> Option<u64> {
@@ -315,6 +328,22 @@ impl Clusters {
                 return Some(f);
             }
             skip.push(b);
+        }
+    }
+
+    /// The draining cluster's first evictable page, if a cluster is draining and has one.
+    pub fn draining_victim(&self, evictable: &dyn Fn(FrameId) -> bool) -> Option<FrameId> {
+        if self.draining == NIL {
+            return None;
+        }
+        self.first_evictable(self.draining, evictable)
+    }
+
+    /// Makes `f`'s cluster the draining one (priority 0).
+    pub fn start_draining(&mut self, f: FrameId) {
+        let slot = self.slot_of[f.index()];
+        if slot != NIL {
+            self.draining = slot;
         }
     }
 

@@ -97,7 +97,7 @@ pub mod order;
 pub mod two_stack;
 
 pub use advisor::{AdvisorClock, Asymmetry, RateEstimator, Window};
-pub use cluster::Clustering;
+pub use cluster::{ClusterVictim, Clustering};
 pub use cost::MissRates;
 pub use order::{FifoOrder, LruOrder, OrderKind, PoolOrder};
 
@@ -133,6 +133,8 @@ pub struct FdBufferOptions {
     pub asymmetry: Asymmetry,
     /// Write clustering in the dirty pool (default off).
     pub clustering: Clustering,
+    /// How a new victim cluster is chosen (default CFDC's priority, the paper's).
+    pub cluster_victim: ClusterVictim,
     /// Inner policy of both pools (for [`FdBuffer::from_options`]; default LRU).
     pub inner: OrderKind,
     /// Use present conditions (default true; false = the "w/o PR" estimator).
@@ -154,6 +156,7 @@ impl Default for FdBufferOptions {
             group_size: 64,
             asymmetry: Asymmetry::default(),
             clustering: Clustering::Off,
+            cluster_victim: ClusterVictim::Priority,
             inner: OrderKind::Lru,
             present_conditions: true,
             track_accuracy: false,
@@ -171,6 +174,7 @@ impl std::fmt::Debug for FdBufferOptions {
             .field("group_size", &self.group_size)
             .field("asymmetry", &self.asymmetry)
             .field("clustering", &self.clustering)
+            .field("cluster_victim", &self.cluster_victim)
             .field("inner", &self.inner)
             .field("present_conditions", &self.present_conditions)
             .field("track_accuracy", &self.track_accuracy)
@@ -215,6 +219,11 @@ impl FdBufferOptions {
     /// Write clustering mode.
     pub fn clustering(mut self, c: Clustering) -> Self {
         self.clustering = c;
+        self
+    }
+    /// How a new victim cluster is chosen.
+    pub fn cluster_victim(mut self, c: ClusterVictim) -> Self {
+        self.cluster_victim = c;
         self
     }
     /// Inner policy of both pools.
@@ -737,7 +746,17 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
         let Some(cl) = self.clusters.as_mut() else {
             return self.dirty.victim(evictable).map(Pick::Evict);
         };
-        let v = cl.victim(evictable)?;
+        let v = match self.opts.cluster_victim {
+            ClusterVictim::Priority => cl.victim(evictable)?,
+            ClusterVictim::OrderVictim => match cl.draining_victim(evictable) {
+                Some(v) => v,
+                None => {
+                    let v = self.dirty.victim(evictable)?;
+                    cl.start_draining(v);
+                    v
+                }
+            },
+        };
         if !matches!(self.opts.clustering, Clustering::Batch { .. }) {
             return Some(Pick::Evict(v));
         }

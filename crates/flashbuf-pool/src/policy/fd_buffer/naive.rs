@@ -5,7 +5,7 @@
 
 use super::cost::Curves;
 use super::two_stack::HitCounters;
-use super::{Clustering, FdBufferHandle, FdBufferOptions, Window, HINT_WRITE};
+use super::{ClusterVictim, Clustering, FdBufferHandle, FdBufferOptions, Window, HINT_WRITE};
 use crate::policy::{Access, Policy, Victim};
 use crate::PoolError;
 use flashbuf_core::{FrameId, PageId};
@@ -19,6 +19,7 @@ pub struct NaiveFdBuffer {
     window: u64,
     r: f64,
     clustering: Clustering,
+    cluster_victim: ClusterVictim,
     /// Least recently used first.
     clean: Vec<FrameId>,
     dirty: Vec<FrameId>,
@@ -56,6 +57,7 @@ impl NaiveFdBuffer {
             window,
             r,
             clustering: opts.clustering,
+            cluster_victim: opts.cluster_victim,
             clean: Vec::new(),
             dirty: Vec::new(),
             page: vec![None; frames_count],
@@ -134,6 +136,11 @@ impl NaiveFdBuffer {
             if let Some(f) = members(no, self).into_iter().find(|&f| evictable(f)) {
                 return Some(f);
             }
+        }
+        if self.cluster_victim == ClusterVictim::OrderVictim {
+            let v = self.dirty.iter().copied().find(|&f| evictable(f))?;
+            self.draining = Some(self.cluster_of(v));
+            return Some(v);
         }
         let mut nos: Vec<u64> = self.dirty.iter().map(|&f| self.cluster_of(f)).collect();
         nos.sort_unstable();
