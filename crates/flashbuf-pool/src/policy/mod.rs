@@ -28,15 +28,18 @@ pub mod casa;
 pub mod cfdc;
 pub mod cflru;
 pub mod clustering;
+pub mod fd_buffer;
 pub mod heap;
 pub mod list;
 pub mod lru;
+pub mod offline;
 pub mod reference;
 
 pub use casa::{Casa, CasaConfig};
 pub use cfdc::{Cfdc, CfdcConfig};
 pub use cflru::{Cflru, CflruConfig};
 pub use clustering::{ClusterChoice, ClusterMode, Clustered, ClusteringConfig};
+pub use fd_buffer::{FdBuffer, FdBufferHandle, FdBufferOptions};
 pub use lru::Lru;
 
 use flashbuf_core::{FrameId, PageId};

@@ -1,0 +1,122 @@
+//! FD-Buffer against LRU: references per second replaying the first 1 M references of
+//! the shared TPC-C trace through the real pool (in-memory direct store, 512-byte pages)
+//! with 3 % of the trace's 41,399 distinct pages (1,242 frames). The trace is decoded
+//! once, outside the timed part. Also prints FD-Buffer's advisor overhead measured with
+//! an injected clock, as a fraction of the replay time.
+//!
+//! Run: `cargo bench -p flashbuf-pool --bench fd_buffer`.
+
+#![allow(missing_docs, clippy::unwrap_used)]
+
+#[path = "../tests/fd_buffer_support/mod.rs"]
+mod support;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use flashbuf_core::PageId;
+use flashbuf_pool::policy::fd_buffer::{Clustering, FdBuffer, FdBufferHandle, FdBufferOptions};
+use flashbuf_pool::policy::{Access, Lru, Policy};
+use flashbuf_pool::BufferPool;
+use std::sync::Arc;
+use std::time::Instant;
+
+const REFS: usize = 1_000_000;
+const FRAMES: usize = 1_242; // 3 % of 41,399 distinct pages
+
+fn replay(policy: Box<dyn Policy>, hint: Option<&FdBufferHandle>, trace: &[(bool, u64)]) -> u64 {
+    let pool = BufferPool::new(support::small_store(), FRAMES, policy).unwrap();
+    for &(w, p) in trace {
+        if let Some(h) = hint {
+            h.set_next_access(if w { Access::Write } else { Access::Read });
+        }
+        if w {
+            drop(pool.write(PageId(p)).unwrap());
+        } else {
+            drop(pool.read(PageId(p)).unwrap());
+        }
+    }
+    pool.stats().misses
+}
+
+fn fd_options(clustering: Clustering) -> FdBufferOptions {
+    FdBufferOptions::default()
+        .fixed_r(136.0)
+        .clustering(clustering)
+}
+
+fn advisor_overhead(trace: &[(bool, u64)]) {
+    let origin = Instant::now();
+    let clock = Arc::new(move || origin.elapsed().as_nanos() as u64);
+    for (name, c) in [
+        ("fd-buffer", Clustering::Off),
+        (
+            "fd-buffer drain-64",
+            Clustering::Drain { cluster_pages: 64 },
+        ),
+    ] {
+        let p = FdBuffer::new(FRAMES, fd_options(c).clock(clock.clone())).unwrap();
+        let h = p.handle();
+        let pool = BufferPool::new(
+            support::small_store(),
+            FRAMES,
+            Box::new(p) as Box<dyn Policy>,
+        )
+        .unwrap();
+        let t0 = Instant::now();
+        for &(w, pg) in trace {
+            h.set_next_access(if w { Access::Write } else { Access::Read });
+            if w {
+                drop(pool.write(PageId(pg)).unwrap());
+            } else {
+                drop(pool.read(PageId(pg)).unwrap());
+            }
+        }
+        let total_ns = t0.elapsed().as_nanos() as f64;
+        let rep = pool.policy_report();
+        let get = |k: &str| rep.iter().find(|e| e.0 == k).map_or(0.0, |e| e.1);
+        eprintln!(
+            "{name}: advisor {:.3} ms in {} windows = {:.4} % of {:.1} ms replay",
+            get("advisor_ns") / 1e6,
+            get("windows"),
+            100.0 * get("advisor_ns") / total_ns,
+            total_ns / 1e6
+        );
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let Some(trace) = support::tpcc_compact() else {
+        eprintln!("TPC-C trace absent: nothing to bench");
+        return;
+    };
+    let trace = &trace[..REFS.min(trace.len())];
+    advisor_overhead(trace);
+    let mut g = c.benchmark_group("tpcc-1M-refs-1242-frames");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(trace.len() as u64));
+    g.bench_function(BenchmarkId::from_parameter("lru"), |b| {
+        b.iter(|| replay(Box::new(Lru::new(FRAMES)), None, trace))
+    });
+    for (name, cl) in [
+        ("fd-buffer", Clustering::Off),
+        (
+            "fd-buffer-drain-64",
+            Clustering::Drain { cluster_pages: 64 },
+        ),
+        (
+            "fd-buffer-batch-64",
+            Clustering::Batch { cluster_pages: 64 },
+        ),
+    ] {
+        g.bench_function(BenchmarkId::from_parameter(name), |b| {
+            b.iter(|| {
+                let p = FdBuffer::new(FRAMES, fd_options(cl)).unwrap();
+                let h = p.handle();
+                replay(Box::new(p), Some(&h), trace)
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
