@@ -13,8 +13,8 @@ mod support;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use flashbuf_core::PageId;
-use flashbuf_pool::policy::fd_buffer::{Clustering, FdBuffer, FdBufferHandle, FdBufferOptions};
-use flashbuf_pool::policy::{Access, Lru, Policy};
+use flashbuf_pool::policy::fd_buffer::{Clustering, FdBuffer, FdBufferOptions};
+use flashbuf_pool::policy::{Lru, Policy};
 use flashbuf_pool::BufferPool;
 use std::sync::Arc;
 use std::time::Instant;
@@ -22,12 +22,9 @@ use std::time::Instant;
 const REFS: usize = 1_000_000;
 const FRAMES: usize = 1_242; // 3 % of 41,399 distinct pages
 
-fn replay(policy: Box<dyn Policy>, hint: Option<&FdBufferHandle>, trace: &[(bool, u64)]) -> u64 {
+fn replay(policy: Box<dyn Policy>, trace: &[(bool, u64)]) -> u64 {
     let pool = BufferPool::new(support::small_store(), FRAMES, policy).unwrap();
     for &(w, p) in trace {
-        if let Some(h) = hint {
-            h.set_next_access(if w { Access::Write } else { Access::Read });
-        }
         if w {
             drop(pool.write(PageId(p)).unwrap());
         } else {
@@ -54,7 +51,6 @@ fn advisor_overhead(trace: &[(bool, u64)]) {
         ),
     ] {
         let p = FdBuffer::new(FRAMES, fd_options(c).clock(clock.clone())).unwrap();
-        let h = p.handle();
         let pool = BufferPool::new(
             support::small_store(),
             FRAMES,
@@ -63,7 +59,6 @@ fn advisor_overhead(trace: &[(bool, u64)]) {
         .unwrap();
         let t0 = Instant::now();
         for &(w, pg) in trace {
-            h.set_next_access(if w { Access::Write } else { Access::Read });
             if w {
                 drop(pool.write(PageId(pg)).unwrap());
             } else {
@@ -94,7 +89,7 @@ fn bench(c: &mut Criterion) {
     g.sample_size(10);
     g.throughput(Throughput::Elements(trace.len() as u64));
     g.bench_function(BenchmarkId::from_parameter("lru"), |b| {
-        b.iter(|| replay(Box::new(Lru::new(FRAMES)), None, trace))
+        b.iter(|| replay(Box::new(Lru::new(FRAMES)), trace))
     });
     for (name, cl) in [
         ("fd-buffer", Clustering::Off),
@@ -110,8 +105,7 @@ fn bench(c: &mut Criterion) {
         g.bench_function(BenchmarkId::from_parameter(name), |b| {
             b.iter(|| {
                 let p = FdBuffer::new(FRAMES, fd_options(cl)).unwrap();
-                let h = p.handle();
-                replay(Box::new(p), Some(&h), trace)
+                replay(Box::new(p), trace)
             })
         });
     }

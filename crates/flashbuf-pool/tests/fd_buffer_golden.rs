@@ -12,7 +12,7 @@ use flashbuf_device::{CostDevice, LatencyModel, MemDevice};
 use flashbuf_pool::policy::fd_buffer::{
     mean_errors, ClusterVictim, Clustering, FdBuffer, FdBufferOptions, OrderKind,
 };
-use flashbuf_pool::policy::{Access, Policy};
+use flashbuf_pool::policy::Policy;
 use flashbuf_pool::BufferPool;
 use flashbuf_store::{DirectStore, DirectStoreConfig, PageStore};
 
@@ -85,10 +85,8 @@ fn row_on<S: PageStore>(
     let pool = BufferPool::new(store, FRAMES, Box::new(p) as Box<dyn Policy>).unwrap();
     for &(w, pg) in trace {
         if w {
-            h.set_next_access(Access::Write);
             drop(pool.write(PageId(pg)).unwrap());
         } else {
-            h.set_next_access(Access::Read);
             drop(pool.read(PageId(pg)).unwrap());
         }
     }
@@ -164,10 +162,8 @@ fn fd_buffer_trades_reads_for_writes_like_table_6() {
         }
     }
     let p = FdBuffer::new(frames, FdBufferOptions::default().fixed_r(136.0)).unwrap();
-    let h = p.handle();
     let fd_pool = BufferPool::new(small_store(), frames, Box::new(p) as Box<dyn Policy>).unwrap();
     for &(w, pg) in trace {
-        h.set_next_access(if w { Access::Write } else { Access::Read });
         if w {
             drop(fd_pool.write(PageId(pg)).unwrap());
         } else {

@@ -927,6 +927,10 @@ impl<P: Policy> Policy for Clustered<P> {
         self.inner.bytes_per_frame() + 8 + ClusterSet::BYTES_PER_FRAME
     }
 
+    fn prepare_miss(&mut self, access: Access) {
+        self.inner.prepare_miss(access)
+    }
+
     fn wants_io_observations(&self) -> bool {
         self.inner.wants_io_observations()
     }

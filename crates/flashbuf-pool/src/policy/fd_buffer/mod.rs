@@ -25,12 +25,10 @@
 //! Algorithm 2 depends on whether the *incoming* access is a read (FindVictimForClean:
 //! victim from `D` iff `|D| > M_d`) or a write (FindVictimForDirty: victim from `C` iff
 //! `|C| > M_c`); with a full buffer the two differ exactly when `|C| = M_c`, the steady
-//! state. The [`Policy`] trait does not pass the incoming access to `choose_victim`, so the
-//! driver announces it through [`FdBufferHandle::set_next_access`] before each fix (the
-//! lab's replay does). Without an announcement the miss is taken as a read
-//! (FindVictimForClean) and counted in the report as `unhinted_misses`. (A defaulted
-//! `Policy::prepare_miss(access)` called by the pool before `choose_victim` would remove
-//! the need for the handle.)
+//! state. The pool announces the incoming access through [`Policy::prepare_miss`] before
+//! `choose_victim`; a driver that calls `choose_victim` itself (tests) can announce it
+//! through [`FdBufferHandle::set_next_access`]. Without an announcement the miss is taken
+//! as a read (FindVictimForClean) and counted in the report as `unhinted_misses`.
 //!
 //! Pages written back without being evicted (cluster batches, `flush_all`) stay in the
 //! pool they are in, clean (§4.5: only the evicted page moves). If the chosen pool has no
@@ -909,6 +907,10 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
             + 2 * (8 + 4 * 4 + 16) * if self.shadow.is_some() { 2 } else { 1 }
             + 4 * 8
             + if self.clusters.is_some() { 24 } else { 0 }
+    }
+
+    fn prepare_miss(&mut self, access: Access) {
+        self.shared.set_next_access(access);
     }
 
     fn wants_io_observations(&self) -> bool {
