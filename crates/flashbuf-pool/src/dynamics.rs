@@ -76,28 +76,7 @@ impl AsymmetryModel {
     }
 }
 
-/// SplitMix64: small, seedable, good enough for choosing positions.
-#[derive(Debug, Clone)]
-pub struct SplitMix64(u64);
-
-impl SplitMix64 {
-    /// A generator from `seed`.
-    pub fn new(seed: u64) -> Self {
-        Self(seed)
-    }
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// Uniform in `0..n` (`n > 0`), by Lemire's multiply-shift (bias below 2^-32 here).
-    pub fn below(&mut self, n: usize) -> usize {
-        ((self.next_u64() as u128 * n as u128) >> 64) as usize
-    }
-}
+pub use flashbuf_core::rng::SplitMix64;
 
 /// What [`apply_workload_model`] did to one epoch.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -144,7 +123,7 @@ fn apply_epoch(
     idx.clear();
     idx.extend((0..n).filter(|&i| chunk[i].0 == from));
     for j in 0..k {
-        let r = j + rng.below(idx.len() - j);
+        let r = j + rng.below((idx.len() - j) as u64) as usize;
         idx.swap(j, r);
         chunk[idx[j]].0 = !from;
     }
