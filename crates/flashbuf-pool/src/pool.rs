@@ -120,6 +120,16 @@ pub enum PageAccess<'a> {
 /// [`PoolError::AllPinned`] (64 yields, then 100 µs sleeps: about 0.1 s in all).
 const ALL_PINNED_RETRIES: u32 = 1064;
 
+/// What [`BufferPool::probe`] found.
+enum Probe {
+    /// Resident, unpinned, valid: counted as a hit; the caller may use the frame.
+    Hit(FrameId),
+    /// Not resident.
+    Miss,
+    /// Resident but pinned or being loaded.
+    Busy,
+}
+
 /// What `take_frame` secured: a frame latched exclusively and pinned once, and the page
 /// it held if that page must be written back.
 struct Taken {
@@ -293,27 +303,57 @@ impl<S: PageStore> BufferPool<S> {
     {
         let mut i = 0;
         while i < n {
-            {
-                let mut g = self.inner.lock();
-                let stop = n.min(i + ACCESS_RUN_MAX);
-                while i < stop {
-                    let (pid, access) = key(i);
-                    let Some(fr) = self.exclusive_hit(&mut g, pid, access) else {
+            let mut g = self.inner.lock();
+            let stop = n.min(i + ACCESS_RUN_MAX);
+            let mut missed = None;
+            while i < stop {
+                let (pid, access) = key(i);
+                match self.probe(&mut g, pid, access) {
+                    Probe::Hit(fr) => {
+                        // SAFETY: `probe` established exclusive access under the lock.
+                        unsafe { self.call_exclusive(fr, access, i, &mut f) };
+                        i += 1;
+                    }
+                    Probe::Miss => {
+                        missed = Some((pid, access, true));
                         break;
-                    };
-                    // SAFETY: `exclusive_hit` established exclusive access under the lock.
-                    unsafe { self.call_exclusive(fr, access, i, &mut f) };
-                    i += 1;
-                }
-                if i == stop {
-                    continue;
+                    }
+                    Probe::Busy => {
+                        missed = Some((pid, access, false));
+                        break;
+                    }
                 }
             }
-            // A miss, or a pinned page: the guard path.
-            let (pid, access) = key(i);
-            let r = match access {
-                Access::Read => self.read(pid).map(|g| f(i, PageAccess::Read(g.data()))),
-                Access::Write => self
+            let Some((pid, access, plain_miss)) = missed else {
+                continue;
+            };
+            // A plain miss is loaded right away under the lock we hold (as `fix` would,
+            // without giving the lock up and looking the page up again). A pinned page,
+            // one being written back, or a miss that finds every frame pinned takes the
+            // guard path, which waits.
+            let frame = if plain_miss && !g.evicting.contains(&pid) {
+                match self.load(g, pid, access) {
+                    Ok(fr) => Some(fr),
+                    Err(PoolError::AllPinned { .. }) => None,
+                    Err(e) => return Err((i, e)),
+                }
+            } else {
+                drop(g);
+                None
+            };
+            let r = match (access, frame) {
+                (Access::Read, Some(frame)) => {
+                    let guard = PageReadGuard { pool: self, frame };
+                    f(i, PageAccess::Read(guard.data()));
+                    Ok(())
+                }
+                (Access::Write, Some(frame)) => {
+                    let mut guard = PageWriteGuard { pool: self, frame };
+                    f(i, PageAccess::Write(guard.writer()));
+                    Ok(())
+                }
+                (Access::Read, None) => self.read(pid).map(|g| f(i, PageAccess::Read(g.data()))),
+                (Access::Write, None) => self
                     .write(pid)
                     .map(|mut g| f(i, PageAccess::Write(g.writer()))),
             };
@@ -356,14 +396,27 @@ impl<S: PageStore> BufferPool<S> {
     /// so the caller has exclusive access to it.
     #[inline]
     fn exclusive_hit(&self, g: &mut Inner, pid: PageId, access: Access) -> Option<FrameId> {
-        let f = self.lookup(g, pid)?;
+        match self.probe(g, pid, access) {
+            Probe::Hit(f) => Some(f),
+            Probe::Miss | Probe::Busy => None,
+        }
+    }
+
+    /// Under the pool lock: a hit on an unpinned valid page is counted and told to the
+    /// policy (the caller then has exclusive access to the frame); otherwise says whether
+    /// the page is absent or present but pinned or loading.
+    #[inline]
+    fn probe(&self, g: &mut Inner, pid: PageId, access: Access) -> Probe {
+        let Some(f) = self.lookup(g, pid) else {
+            return Probe::Miss;
+        };
         let fr = &self.frames[f.index()];
         if fr.pins.load(Acquire) != 0 || fr.flags.load(Relaxed) & VALID == 0 {
-            return None;
+            return Probe::Busy;
         }
         g.stats.hits += 1;
         g.policy.on_hit(f, access);
-        Some(f)
+        Probe::Hit(f)
     }
 
     #[inline]
