@@ -61,6 +61,12 @@ fn specs(
     names.iter().map(|n| Spec::parse(n)).collect()
 }
 
+/// Policies compared when none is named: every online policy.
+const DEFAULT_POLICIES: &[&str] = &["lru", "cflru", "cfdc", "casa"];
+/// The device used when none is named: the simulated Mtron SSD of the CFDC and
+/// StableBuffer papers.
+const DEFAULT_DEVICES: &[&str] = &["sim:mtron"];
+
 pub fn run(a: CompareArgs) -> Result<ExitCode, LabError> {
     let mut buffers: Vec<BufferSize> = a
         .buffer_pages
@@ -80,9 +86,9 @@ pub fn run(a: CompareArgs) -> Result<ExitCode, LabError> {
     let base = base_config(&a.common, buffers[0])?;
     let m = Matrix {
         base,
-        policies: specs(&a.policy, &a.policies, &["lru"])?,
+        policies: specs(&a.policy, &a.policies, DEFAULT_POLICIES)?,
         stores: specs(&a.store, &a.stores, &["direct"])?,
-        devices: specs(&a.device, &a.devices, &["cost:read_us=100,write_us=1000"])?,
+        devices: specs(&a.device, &a.devices, DEFAULT_DEVICES)?,
         buffers,
     };
     let quiet = a.common.quiet || a.common.json || a.csv;

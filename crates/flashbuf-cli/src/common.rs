@@ -91,6 +91,7 @@ pub fn base_config(c: &CommonArgs, buffer: BufferSize) -> Result<RunConfig, LabE
         paranoid: c.paranoid,
         progress: !c.quiet && std::io::stderr().is_terminal() && std::io::stdout().is_terminal(),
         limit_refs: c.limit,
+        facts: None,
     })
 }
 

@@ -1,5 +1,6 @@
 //! A matrix of runs: every policy × store × device × buffer size on one trace.
 
+use crate::registry::{device_facts, BuildContext, DeviceFacts};
 use crate::replay::{run, BufferSize, RunConfig};
 use crate::result::RunResult;
 use crate::scan::{scan_trace, TraceScan};
@@ -72,8 +73,21 @@ pub fn compare(
     } else {
         None
     };
+    // Device facts (a quick profile for simulated devices) once per device.
+    let mut facts: Vec<(String, DeviceFacts)> = Vec::new();
+    for d in &m.devices {
+        let ctx = BuildContext {
+            page_size: b.page_size,
+            data_pages: scan.as_ref().map_or(0, |s| s.dense_pages),
+            seed: b.seed,
+            facts: DeviceFacts::default(),
+        };
+        facts.push((d.to_string(), device_facts(d, &ctx)?));
+    }
     let mut out = Vec::with_capacity(m.len());
-    for c in m.configs() {
+    for mut c in m.configs() {
+        let key = c.device.to_string();
+        c.facts = facts.iter().find(|(k, _)| *k == key).map(|(_, f)| *f);
         let r = run(&c, scan.as_ref())?;
         on_done(&r);
         out.push(r);

@@ -140,43 +140,42 @@ pub fn build_device(spec: &Spec, ctx: &BuildContext) -> Result<BuiltDevice, LabE
                 facts: DeviceFacts::default(),
             });
         }
-        "sim" => {
-            let dev = build_sim(spec, ctx)?;
-            let facts = sim_facts(spec, ctx, &dev)?;
-            return Ok(BuiltDevice {
-                device: Box::new(dev),
-                cleanup: None,
-                facts,
-            });
-        }
+        "sim" => Box::new(build_sim(spec, ctx)?),
         other => return Err(unknown("device", other, DEVICE_NAMES)),
-    };
-    let facts = match spec.name.as_str() {
-        "cost" => DeviceFacts {
-            erase_block_bytes: None,
-            read_us: spec.get("read_us", 100.0)?,
-            write_us: spec.get("write_us", 1000.0)?,
-        },
-        _ => DeviceFacts::default(),
     };
     Ok(BuiltDevice {
         device,
         cleanup: None,
-        facts,
+        facts: DeviceFacts::default(),
     })
+}
+
+/// What the device named by `spec` is like: for `cost`, its latencies; for `sim`, its
+/// erase block and a quick uFLIP profile of a separate device of the same profile; 1:1
+/// costs otherwise. Deterministic; `compare` computes it once per device.
+pub fn device_facts(spec: &Spec, ctx: &BuildContext) -> Result<DeviceFacts, LabError> {
+    match spec.name.as_str() {
+        "cost" => Ok(DeviceFacts {
+            erase_block_bytes: None,
+            read_us: spec.get("read_us", 100.0)?,
+            write_us: spec.get("write_us", 1000.0)?,
+        }),
+        "sim" => sim_facts(spec, ctx),
+        _ => Ok(DeviceFacts::default()),
+    }
 }
 
 /// Facts of a simulated device: its erase block from the geometry, and random page read
 /// and write latencies from a quick uFLIP profile of a *separate* device of the same
 /// profile and seed (the replay's device stays untouched).
-fn sim_facts(spec: &Spec, ctx: &BuildContext, dev: &SimDevice) -> Result<DeviceFacts, LabError> {
-    let erase_block_bytes = dev.info().geometry.map(|g| g.block_bytes());
-    let area = dev.capacity().clamp(16 << 20, 256 << 20);
+fn sim_facts(spec: &Spec, ctx: &BuildContext) -> Result<DeviceFacts, LabError> {
+    let area = (ctx.data_bytes() + SIM_SLACK_BYTES).clamp(16 << 20, 256 << 20);
     let probe_ctx = BuildContext {
         data_pages: area / ctx.page_size as u64,
         ..ctx.clone()
     };
     let probe = build_sim(spec, &probe_ctx)?;
+    let erase_block_bytes = probe.info().geometry.map(|g| g.block_bytes());
     probe.set_len(area.min(probe.capacity()))?;
     let mut opts = ProfileOptions::quick();
     opts.page_size = ctx.page_size as u64;

@@ -2,7 +2,9 @@
 
 use crate::feed::{Feed, FeedSummary};
 use crate::oracle::Oracle;
-use crate::registry::{build_device, build_policy, build_store, BuildContext};
+use crate::registry::{
+    build_device, build_policy, build_store, device_facts, BuildContext, DeviceFacts,
+};
 use crate::result::RunResult;
 use crate::scan::{scan_trace, TraceScan};
 use crate::spec::Spec;
@@ -62,6 +64,9 @@ pub struct RunConfig {
     pub progress: bool,
     /// Replay at most this many references.
     pub limit_refs: Option<u64>,
+    /// The device's facts, if already known (`compare` computes them once per device);
+    /// otherwise the run computes them.
+    pub facts: Option<DeviceFacts>,
 }
 
 /// Replays one configuration. `scan` may carry a pre-computed scan of the trace (it is
@@ -94,9 +99,12 @@ pub fn run(cfg: &RunConfig, scan: Option<&TraceScan>) -> Result<RunResult, LabEr
 
     let start = Instant::now();
     let cpu_start = process_cpu_s();
+    ctx.facts = match cfg.facts {
+        Some(f) => f,
+        None => device_facts(&cfg.device, &ctx)?,
+    };
     let built = build_device(&cfg.device, &ctx)?;
     let cleanup = built.cleanup.clone();
-    ctx.facts = built.facts;
     // Split device time into reads and writes (not on the memory device, which has no
     // clock; its replays are the speed benchmark).
     let (device, counting): (Box<dyn Device>, _) = if cfg.device.name == "memory" {
