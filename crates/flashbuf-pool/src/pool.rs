@@ -19,13 +19,21 @@
 //!   tells the policy `on_clean` only if no writer is pending, so that the policy's view
 //!   of dirtiness never misses a modification. The frame's `DIRTY` flag is authoritative
 //!   for write-back; the policy's view is exact whenever writers do not race a flush.
+//!
+//! # Fail-stop
+//! A failed write-back (eviction, flush), a failed store sync, or a device error on a read
+//! poisons the pool (`Inner::poisoned`, checked under the pool lock on every fix, flush and
+//! sync, so hits cost nothing extra): every later call returns
+//! [`StoreError::Poisoned`] until the store is reopened under a new pool. A dirty page
+//! whose write-back failed is gone from the pool, so carrying on could serve the stale
+//! store copy (regression test `regression_pool_poison`).
 
 use crate::frame::{Arena, Frame, DIRTY, VALID};
 use crate::policy::{Access, IoKind, Policy, Victim};
 use crate::PoolError;
 use flashbuf_core::page::{self, HEADER_BYTES};
 use flashbuf_core::{DirtyRanges, FrameId, PageId};
-use flashbuf_store::{PageStore, PageWrite, ReadOutcome};
+use flashbuf_store::{PageStore, PageWrite, ReadOutcome, StoreError};
 use hashbrown::HashTable;
 use parking_lot::{Condvar, Mutex, MutexGuard};
 use serde::Serialize;
@@ -75,6 +83,19 @@ struct Inner {
     /// Frames of the current batch write-back (reused; no allocation per eviction).
     batch: Vec<FrameId>,
     observe_io: bool,
+    /// Why the pool is poisoned (fail-stop), if it is.
+    poisoned: Option<String>,
+}
+
+impl Inner {
+    /// `Err(Poisoned)` once the pool is poisoned.
+    #[inline]
+    fn check_poison(&self) -> Result<(), PoolError> {
+        match &self.poisoned {
+            None => Ok(()),
+            Some(r) => Err(PoolError::Store(StoreError::Poisoned(r.clone()))),
+        }
+    }
 }
 
 /// A fixed-size buffer pool over a [`PageStore`], with a pluggable replacement
@@ -155,6 +176,7 @@ impl<S: PageStore> BufferPool<S> {
                 stats: PoolStats::default(),
                 batch: Vec::new(),
                 observe_io,
+                poisoned: None,
             }),
             evicted: Condvar::new(),
             io: IoCounters::default(),
@@ -198,6 +220,19 @@ impl<S: PageStore> BufferPool<S> {
         self.inner.lock().policy.name()
     }
 
+    /// Poisons the pool (the first reason is kept).
+    fn poison(&self, what: &str, e: &dyn std::fmt::Display) {
+        let mut g = self.inner.lock();
+        if g.poisoned.is_none() {
+            g.poisoned = Some(format!("buffer pool: {what} failed: {e}"));
+        }
+    }
+
+    /// Whether an earlier store failure poisoned the pool.
+    pub fn is_poisoned(&self) -> bool {
+        self.inner.lock().poisoned.is_some()
+    }
+
     /// The policy's own figures.
     pub fn policy_report(&self) -> Vec<(&'static str, f64)> {
         self.inner.lock().policy.report()
@@ -234,6 +269,7 @@ impl<S: PageStore> BufferPool<S> {
     pub fn with_read<R>(&self, pid: PageId, f: impl FnOnce(&[u8]) -> R) -> Result<R, PoolError> {
         {
             let mut g = self.inner.lock();
+            g.check_poison()?;
             if let Some(fr) = self.exclusive_hit(&mut g, pid, Access::Read) {
                 // SAFETY: `exclusive_hit` established that no guard exists or can be
                 // created while we hold the pool lock.
@@ -255,6 +291,7 @@ impl<S: PageStore> BufferPool<S> {
     ) -> Result<R, PoolError> {
         {
             let mut g = self.inner.lock();
+            g.check_poison()?;
             if let Some(fr) = self.exclusive_hit(&mut g, pid, Access::Write) {
                 let frame = &self.frames[fr.index()];
                 let flags = frame.flags.load(Relaxed);
@@ -324,6 +361,7 @@ impl<S: PageStore> BufferPool<S> {
         let mut waited = 0u32;
         loop {
             let mut g = self.inner.lock();
+            g.check_poison()?;
             if let Some(f) = self.lookup(&g, pid) {
                 let fr = &self.frames[f.index()];
                 fr.pins.fetch_add(1, Relaxed);
@@ -407,6 +445,11 @@ impl<S: PageStore> BufferPool<S> {
             Ok(o) => o,
             Err(e) => {
                 self.abandon(f, pid, write, None);
+                // A corrupt page or a bad request concerns that page only; a device error
+                // (or a store already poisoned) stops the pool.
+                if matches!(e, StoreError::Device(_) | StoreError::Poisoned(_)) {
+                    self.poison(&format!("read of {pid}"), &e);
+                }
                 return Err(e.into());
             }
         };
@@ -625,6 +668,11 @@ impl<S: PageStore> BufferPool<S> {
         };
         let mut g = self.inner.lock();
         let ok = result.is_ok();
+        if let (Err(e), None) = (&result, &g.poisoned) {
+            g.poisoned = Some(format!(
+                "buffer pool: write-back of an evicted page failed: {e}"
+            ));
+        }
         if let Ok(n) = result {
             self.io.page_writes.fetch_add(n, Relaxed);
             if !members.is_empty() {
@@ -689,6 +737,9 @@ impl<S: PageStore> BufferPool<S> {
         } else {
             // SAFETY: exclusive latch held; restore the ranges so nothing is forgotten.
             unsafe { fr.dirty_mut().union(&dirty) };
+            if let Err(e) = &r {
+                self.poison(&format!("write-back of {pid}"), e);
+            }
         }
         // SAFETY: locked above.
         unsafe { fr.unlock(true) };
@@ -700,6 +751,7 @@ impl<S: PageStore> BufferPool<S> {
     pub fn flush_all(&self) -> Result<usize, PoolError> {
         let mut todo: Vec<(PageId, FrameId)> = {
             let g = self.inner.lock();
+            g.check_poison()?;
             let mut v = Vec::new();
             for (i, fr) in self.frames.iter().enumerate() {
                 if fr.flags.load(Relaxed) & (VALID | DIRTY) == VALID | DIRTY
@@ -737,7 +789,10 @@ impl<S: PageStore> BufferPool<S> {
     /// call is durable when it returns `Ok`.
     pub fn sync(&self) -> Result<(), PoolError> {
         self.flush_all()?;
-        self.store.sync()?;
+        if let Err(e) = self.store.sync() {
+            self.poison("store sync", &e);
+            return Err(e.into());
+        }
         Ok(())
     }
 
