@@ -746,10 +746,16 @@ impl<S: PageStore> BufferPool<S> {
         r.map(|()| true).map_err(PoolError::from)
     }
 
-    /// Writes back every dirty page (in page-id order, one latch at a time); returns how
-    /// many pages were written. Pages stay resident and become clean.
+    /// Writes back every dirty page (in page-id order, one pin and one latch at a time);
+    /// returns how many pages were written. Pages stay resident and become clean. Pages
+    /// that an eviction is writing back concurrently are waited for, so every page dirty
+    /// when the call started has reached the store when it returns (regression tests
+    /// `regression_pool_sync_waits_for_eviction`, `regression_pool_flush_pins_one_frame`).
     pub fn flush_all(&self) -> Result<usize, PoolError> {
-        let mut todo: Vec<(PageId, FrameId)> = {
+        // Dirty (or being modified) pages now, and pages whose eviction write-back is in
+        // flight. Nothing is pinned yet: pinning every dirty frame while waiting for each
+        // latch in turn would starve concurrent misses.
+        let (mut todo, mut wait_for): (Vec<(PageId, FrameId)>, Vec<PageId>) = {
             let g = self.inner.lock();
             g.check_poison()?;
             let mut v = Vec::new();
@@ -759,30 +765,37 @@ impl<S: PageStore> BufferPool<S> {
                 {
                     let pid = PageId(fr.page_id.load(Relaxed));
                     if self.lookup(&g, pid) == Some(FrameId(i as u32)) {
-                        fr.pins.fetch_add(1, Relaxed);
                         v.push((pid, FrameId(i as u32)));
                     }
                 }
             }
-            v
+            (v, g.evicting.clone())
         };
         todo.sort_unstable();
         let mut written = 0;
-        let mut first_err = None;
-        for &(_, f) in &todo {
-            if first_err.is_none() {
-                match self.flush_frame(f) {
-                    Ok(true) => written += 1,
-                    Ok(false) => {}
-                    Err(e) => first_err = Some(e),
+        for &(pid, f) in &todo {
+            {
+                let g = self.inner.lock();
+                g.check_poison()?;
+                if self.lookup(&g, pid) != Some(f) {
+                    // Evicted since: its write-back is done or in flight; wait for it below.
+                    wait_for.push(pid);
+                    continue;
                 }
+                self.frames[f.index()].pins.fetch_add(1, Relaxed);
             }
+            let r = self.flush_frame(f);
             self.frames[f.index()].pins.fetch_sub(1, Release);
+            if r? {
+                written += 1;
+            }
         }
-        match first_err {
-            Some(e) => Err(e),
-            None => Ok(written),
+        let mut g = self.inner.lock();
+        while wait_for.iter().any(|p| g.evicting.contains(p)) {
+            self.evicted.wait(&mut g);
         }
+        g.check_poison()?;
+        Ok(written)
     }
 
     /// Writes back every dirty page and syncs the store: everything modified before the
