@@ -563,4 +563,23 @@ mod tests {
         );
         assert!(c.to_text(d.path()).contains("VIOLATIONS"));
     }
+
+    #[test]
+    fn check_finds_a_rolled_back_store() {
+        let d = tempfile::tempdir().unwrap();
+        torture(&cfg(d.path(), 0), &mut |_| {}).unwrap();
+        let path = d.path().join(STORE_FILE);
+        let old = std::fs::read(&path).unwrap();
+        torture(&cfg(d.path(), 0), &mut |_| {}).unwrap();
+        std::fs::write(&path, &old).unwrap();
+        let c = check(&check_cfg(d.path())).unwrap();
+        assert!(!c.violations.is_empty());
+        assert!(
+            c.violations
+                .iter()
+                .all(|v| v.contains("lost an acknowledged write")),
+            "{:?}",
+            c.violations
+        );
+    }
 }
