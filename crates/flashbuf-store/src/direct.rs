@@ -146,6 +146,15 @@ impl<D: Device> DirectStore<D> {
                 dev.len()
             )));
         }
+        // The data area only ever grows by whole pages: anything else is a truncated or
+        // damaged file (regression test `regression_direct_truncated_data_area`).
+        let data_bytes = dev.len() - sb.data_offset;
+        if !data_bytes.is_multiple_of(cfg.page_size as u64) {
+            return Err(StoreError::Format(format!(
+                "data area of {data_bytes} bytes is not whole pages of {} bytes: the store file is truncated or damaged",
+                cfg.page_size
+            )));
+        }
         Ok(Self::new(dev, cfg, sb.data_offset))
     }
 
