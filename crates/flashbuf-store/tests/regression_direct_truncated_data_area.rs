@@ -21,7 +21,8 @@ fn a_data_area_cut_mid_page_is_refused() {
         for pid in 0..4 {
             let mut p = vec![7u8; ps];
             page::seal(&mut p, PageId(pid), 1);
-            s.write_page(PageId(pid), &p, &DirtyRanges::full(ps)).unwrap();
+            s.write_page(PageId(pid), &p, &DirtyRanges::full(ps))
+                .unwrap();
         }
         s.sync().unwrap();
         let img = dev.durable_image();
