@@ -254,7 +254,7 @@ pub fn torture_sim(
                         "{} [scenario {n} of torture seed {}; rerun the same command to reproduce]",
                         f.detail, cfg.seed
                     );
-                    return Err(Box::new(f));
+                    return Err(f);
                 }
             }
             n += 1;

@@ -39,9 +39,12 @@ fn config() -> Config {
     }
 }
 
+/// Per store, (page size, image) pairs.
+type Images = Vec<Vec<(usize, Vec<u8>)>>;
+
 /// A valid image of each store and page size: pages `0..WRITTEN` written and synced.
 fn valid_image(store: usize, page_size: usize) -> Vec<u8> {
-    static IMAGES: OnceLock<Vec<Vec<(usize, Vec<u8>)>>> = OnceLock::new();
+    static IMAGES: OnceLock<Images> = OnceLock::new();
     let all = IMAGES.get_or_init(|| {
         STORES
             .iter()

@@ -94,15 +94,15 @@ enum Mutation {
 fn mutation() -> impl Strategy<Value = Mutation> {
     let at = any::<usize>();
     prop_oneof![
-        4 => (at.clone(), 0u8..8).prop_map(|(at, bit)| Mutation::Flip { at, bit }),
-        3 => (at.clone(), prop::collection::vec(
+        4 => (at, 0u8..8).prop_map(|(at, bit)| Mutation::Flip { at, bit }),
+        3 => (at, prop::collection::vec(
             prop_oneof![any::<u8>(), prop::sample::select(b",\n\r RW-.0123456789e".to_vec())],
             1..12,
         ))
             .prop_map(|(at, bytes)| Mutation::Overwrite { at, bytes }),
-        2 => (at.clone(), 1usize..200).prop_map(|(at, len)| Mutation::Delete { at, len }),
-        1 => (at.clone(), 1usize..200).prop_map(|(at, len)| Mutation::Duplicate { at, len }),
-        1 => (any::<usize>(), at.clone(), 1usize..400)
+        2 => (at, 1usize..200).prop_map(|(at, len)| Mutation::Delete { at, len }),
+        1 => (at, 1usize..200).prop_map(|(at, len)| Mutation::Duplicate { at, len }),
+        1 => (any::<usize>(), at, 1usize..400)
             .prop_map(|(other, at, len)| Mutation::Splice { other, at, len }),
         1 => at.prop_map(|at| Mutation::Truncate { at }),
     ]

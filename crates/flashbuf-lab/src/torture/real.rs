@@ -79,7 +79,7 @@ fn file_device(path: &Path, direct_io: bool, create: bool) -> Result<FileDevice,
 /// The writer of a run: straight to the store or through a pool.
 enum Writer {
     Store(Box<dyn PageStore>),
-    Pool(BufferPool<Box<dyn PageStore>>),
+    Pool(Box<BufferPool<Box<dyn PageStore>>>),
 }
 
 impl Writer {
@@ -183,7 +183,11 @@ pub fn torture(
     report.first_round = first_round;
     let writer = if cfg.pool_frames > 0 {
         let frames = cfg.pool_frames;
-        Writer::Pool(BufferPool::new(store, frames, Box::new(Lru::new(frames)))?)
+        Writer::Pool(Box::new(BufferPool::new(
+            store,
+            frames,
+            Box::new(Lru::new(frames)),
+        )?))
     } else {
         Writer::Store(store)
     };

@@ -430,6 +430,13 @@ struct Runner<'a> {
     payload_len: usize,
 }
 
+/// A store reopened after a crash: its device, the store, and what each page holds.
+type Recovered = (
+    Arc<FaultDevice>,
+    Box<dyn PageStore>,
+    Vec<(PageId, PageValue)>,
+);
+
 struct Up {
     dev: Arc<FaultDevice>,
     front: Box<dyn Front>,
@@ -442,7 +449,7 @@ pub fn run(
     builder: FrontBuilder<'_>,
     cfg: &SimConfig,
     ops: &[Op],
-) -> Result<SimReport, SimFailure> {
+) -> Result<SimReport, Box<SimFailure>> {
     let mut r = Runner {
         factory,
         builder,
@@ -458,7 +465,7 @@ pub fn run(
     let mut front_name = String::from("?");
     let fail =
         |r: &Runner<'_>, front: &str, i: usize, op: String, mode: Option<String>, d: String| {
-            SimFailure {
+            Box::new(SimFailure {
                 store: r.factory.name,
                 front: front.to_string(),
                 config: r.cfg,
@@ -466,7 +473,7 @@ pub fn run(
                 op,
                 crash_mode: mode,
                 detail: d,
-            }
+            })
         };
     if cfg.pages == 0 || cfg.page_size < HEADER_BYTES + STAMP_BYTES + 8 {
         return Err(fail(
@@ -544,7 +551,8 @@ impl Runner<'_> {
             _ => {
                 let mut p = vec![0u8; n];
                 fill(&mut p, pid, tag, self.cfg.seed ^ edit.seed);
-                Some((tag, p, vec![0..n]))
+                let whole: Range<usize> = 0..n;
+                Some((tag, p, vec![whole]))
             }
         }
     }
@@ -643,11 +651,7 @@ impl Runner<'_> {
             modes.push(CrashChoice::random(&mut rng).mode(pending));
         }
         modes.truncate(self.cfg.fanout.max(1));
-        let mut next: Option<(
-            Arc<FaultDevice>,
-            Box<dyn PageStore>,
-            Vec<(PageId, PageValue)>,
-        )> = None;
+        let mut next: Option<Recovered> = None;
         for mode in &modes {
             let img = up.dev.crash_image(*mode);
             let m = || Some(format!("{mode:?}"));
