@@ -6,7 +6,7 @@
 //! image; at a crash point the harness builds the images a power cut could leave
 //! ([`CrashMode`](flashbuf_device::fault::CrashMode): nothing unsynced, everything, a prefix,
 //! a seeded subset in any order, each write possibly torn at 512 B or 4 KB sectors with old
-//! bytes or garbage), reopens the store on each and checks every page against a [`Model`].
+//! bytes or garbage), reopens the store on each and checks every page against a [`Model`](model::Model).
 //!
 //! - [`StoreFactory`] / [`STORES`]: how the harness creates and reopens each store. **A new
 //!   store joins every suite (crash, fail-stop, fuzzed open, `flashbuf torture`) with one
@@ -25,7 +25,7 @@
 //! read must return exactly one of: the durable state (old), any version written since
 //! (new — not only the last: a crash may persist an earlier write of the page and lose a
 //! later one), or — only if the page was written since the durable point — a
-//! [`StoreError::Corrupt`](crate::StoreError::Corrupt) error (a torn write the store
+//! [`crate::StoreError::Corrupt`] error (a torn write the store
 //! detected and refused to return). Anything else is a violation: lost synced data, a page
 //! whose bytes match no single write (torn or mixed), a version older than the durable one,
 //! a phantom (data in a page never written), or a corrupt page that was synced.
