@@ -1,10 +1,12 @@
 //! `flashbuf`: the lab's command line (design.md §7). One module per command.
 
 mod cmd_bench;
+mod cmd_check;
 mod cmd_compare;
 mod cmd_profile;
 mod cmd_replay;
 mod cmd_reproduce;
+mod cmd_torture;
 mod common;
 
 use clap::{Parser, Subcommand};
@@ -35,6 +37,11 @@ enum Command {
     Profile(cmd_profile::ProfileArgs),
     /// Reproduce a paper's experiments on the simulated counterpart devices.
     Reproduce(cmd_reproduce::ReproduceArgs),
+    /// Crash torture: simulated power cuts (--sim), or a real process writing and syncing a
+    /// store on files until killed (verify with `check`).
+    Torture(cmd_torture::TortureArgs),
+    /// Recover a store and verify it (against a torture journal if the directory has one).
+    Check(cmd_check::CheckArgs),
 }
 
 fn main() -> ExitCode {
@@ -45,6 +52,8 @@ fn main() -> ExitCode {
         Command::Bench(a) => cmd_bench::run(a),
         Command::Profile(a) => cmd_profile::run(a),
         Command::Reproduce(a) => cmd_reproduce::run(a),
+        Command::Torture(a) => cmd_torture::run(a),
+        Command::Check(a) => cmd_check::run(a),
     };
     match r {
         Ok(code) => code,

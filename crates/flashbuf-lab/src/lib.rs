@@ -8,6 +8,7 @@
 //! - [`replay`]: one run; [`compare`]: a matrix of runs.
 //! - [`oracle`]: synthesized page contents and their verification.
 //! - [`result`]: the run result (JSON fields of §8), table and CSV.
+//! - [`torture`]: crash torture (`flashbuf torture`, `flashbuf check`).
 
 pub mod compare;
 mod error;
@@ -19,6 +20,7 @@ pub mod reproduce;
 pub mod result;
 pub mod scan;
 pub mod spec;
+pub mod torture;
 
 pub use error::LabError;
 pub use replay::{run, BufferSize, RunConfig};

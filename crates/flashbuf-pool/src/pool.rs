@@ -19,6 +19,14 @@
 //!   tells the policy `on_clean` only if no writer is pending, so that the policy's view
 //!   of dirtiness never misses a modification. The frame's `DIRTY` flag is authoritative
 //!   for write-back; the policy's view is exact whenever writers do not race a flush.
+//!
+//! # Fail-stop
+//! A failed write-back (eviction, flush), a failed store sync, or a device error on a read
+//! poisons the pool (`Inner::poisoned`, checked under the pool lock on every fix, flush and
+//! sync, so hits cost nothing extra): every later call returns
+//! [`StoreError::Poisoned`] until the store is reopened under a new pool. A dirty page
+//! whose write-back failed is gone from the pool, so carrying on could serve the stale
+//! store copy (regression test `regression_pool_poison`).
 
 use crate::frame::{Arena, Frame, DIRTY, VALID};
 use crate::page_table::PageTable;
@@ -26,7 +34,7 @@ use crate::policy::{Access, IoKind, Policy, Victim};
 use crate::PoolError;
 use flashbuf_core::page::{self, HEADER_BYTES};
 use flashbuf_core::{DirtyRanges, FrameId, PageId};
-use flashbuf_store::{PageStore, PageWrite, ReadOutcome};
+use flashbuf_store::{PageStore, PageWrite, ReadOutcome, StoreError};
 use parking_lot::{Condvar, Mutex, MutexGuard};
 use serde::Serialize;
 use std::sync::atomic::AtomicU64;
@@ -75,6 +83,19 @@ struct Inner {
     /// Frames of the current batch write-back (reused; no allocation per eviction).
     batch: Vec<FrameId>,
     observe_io: bool,
+    /// Why the pool is poisoned (fail-stop), if it is.
+    poisoned: Option<String>,
+}
+
+impl Inner {
+    /// `Err(Poisoned)` once the pool is poisoned.
+    #[inline]
+    fn check_poison(&self) -> Result<(), PoolError> {
+        match &self.poisoned {
+            None => Ok(()),
+            Some(r) => Err(PoolError::Store(StoreError::Poisoned(r.clone()))),
+        }
+    }
 }
 
 /// A fixed-size buffer pool over a [`PageStore`], with a pluggable replacement
@@ -168,6 +189,7 @@ impl<S: PageStore> BufferPool<S> {
                 stats: PoolStats::default(),
                 batch: Vec::new(),
                 observe_io,
+                poisoned: None,
             }),
             evicted: Condvar::new(),
             io: IoCounters::default(),
@@ -211,6 +233,25 @@ impl<S: PageStore> BufferPool<S> {
         self.inner.lock().policy.name()
     }
 
+    /// Poisons the pool (the first reason is kept).
+    fn poison(&self, what: &str, e: &dyn std::fmt::Display) {
+        let mut g = self.inner.lock();
+        if g.poisoned.is_none() {
+            g.poisoned = Some(format!("buffer pool: {what} failed: {e}"));
+        }
+    }
+
+    /// Whether `pid` is resident in the pool (a snapshot: another thread may change it).
+    pub fn contains(&self, pid: PageId) -> bool {
+        let g = self.inner.lock();
+        self.lookup(&g, pid).is_some()
+    }
+
+    /// Whether an earlier store failure poisoned the pool.
+    pub fn is_poisoned(&self) -> bool {
+        self.inner.lock().poisoned.is_some()
+    }
+
     /// The policy's own figures.
     pub fn policy_report(&self) -> Vec<(&'static str, f64)> {
         self.inner.lock().policy.report()
@@ -245,6 +286,7 @@ impl<S: PageStore> BufferPool<S> {
     pub fn with_read<R>(&self, pid: PageId, f: impl FnOnce(&[u8]) -> R) -> Result<R, PoolError> {
         {
             let mut g = self.inner.lock();
+            g.check_poison()?;
             if let Some(fr) = self.exclusive_hit(&mut g, pid, Access::Read) {
                 // SAFETY: `exclusive_hit` established that no guard exists or can be
                 // created while we hold the pool lock.
@@ -266,6 +308,7 @@ impl<S: PageStore> BufferPool<S> {
     ) -> Result<R, PoolError> {
         {
             let mut g = self.inner.lock();
+            g.check_poison()?;
             if let Some(fr) = self.exclusive_hit(&mut g, pid, Access::Write) {
                 let frame = &self.frames[fr.index()];
                 let flags = frame.flags.load(Relaxed);
@@ -304,6 +347,9 @@ impl<S: PageStore> BufferPool<S> {
         let mut i = 0;
         while i < n {
             let mut g = self.inner.lock();
+            if let Err(e) = g.check_poison() {
+                return Err((i, e));
+            }
             let stop = n.min(i + ACCESS_RUN_MAX);
             let mut missed = None;
             while i < stop {
@@ -453,6 +499,7 @@ impl<S: PageStore> BufferPool<S> {
         let mut waited = 0u32;
         loop {
             let mut g = self.inner.lock();
+            g.check_poison()?;
             if let Some(f) = self.lookup(&g, pid) {
                 let fr = &self.frames[f.index()];
                 fr.pins.fetch_add(1, Relaxed);
@@ -537,6 +584,11 @@ impl<S: PageStore> BufferPool<S> {
             Ok(o) => o,
             Err(e) => {
                 self.abandon(f, pid, write, None);
+                // A corrupt page or a bad request concerns that page only; a device error
+                // (or a store already poisoned) stops the pool.
+                if matches!(e, StoreError::Device(_) | StoreError::Poisoned(_)) {
+                    self.poison(&format!("read of {pid}"), &e);
+                }
                 return Err(e.into());
             }
         };
@@ -755,6 +807,11 @@ impl<S: PageStore> BufferPool<S> {
         };
         let mut g = self.inner.lock();
         let ok = result.is_ok();
+        if let (Err(e), None) = (&result, &g.poisoned) {
+            g.poisoned = Some(format!(
+                "buffer pool: write-back of an evicted page failed: {e}"
+            ));
+        }
         if let Ok(n) = result {
             self.io.page_writes.fetch_add(n, Relaxed);
             if !members.is_empty() {
@@ -819,17 +876,27 @@ impl<S: PageStore> BufferPool<S> {
         } else {
             // SAFETY: exclusive latch held; restore the ranges so nothing is forgotten.
             unsafe { fr.dirty_mut().union(&dirty) };
+            if let Err(e) = &r {
+                self.poison(&format!("write-back of {pid}"), e);
+            }
         }
         // SAFETY: locked above.
         unsafe { fr.unlock(true) };
         r.map(|()| true).map_err(PoolError::from)
     }
 
-    /// Writes back every dirty page (in page-id order, one latch at a time); returns how
-    /// many pages were written. Pages stay resident and become clean.
+    /// Writes back every dirty page (in page-id order, one pin and one latch at a time);
+    /// returns how many pages were written. Pages stay resident and become clean. Pages
+    /// that an eviction is writing back concurrently are waited for, so every page dirty
+    /// when the call started has reached the store when it returns (regression tests
+    /// `regression_pool_sync_waits_for_eviction`, `regression_pool_flush_pins_one_frame`).
     pub fn flush_all(&self) -> Result<usize, PoolError> {
-        let mut todo: Vec<(PageId, FrameId)> = {
+        // Dirty (or being modified) pages now, and pages whose eviction write-back is in
+        // flight. Nothing is pinned yet: pinning every dirty frame while waiting for each
+        // latch in turn would starve concurrent misses.
+        let (mut todo, mut wait_for): (Vec<(PageId, FrameId)>, Vec<PageId>) = {
             let g = self.inner.lock();
+            g.check_poison()?;
             let mut v = Vec::new();
             for (i, fr) in self.frames.iter().enumerate() {
                 if fr.flags.load(Relaxed) & (VALID | DIRTY) == VALID | DIRTY
@@ -837,37 +904,47 @@ impl<S: PageStore> BufferPool<S> {
                 {
                     let pid = PageId(fr.page_id.load(Relaxed));
                     if self.lookup(&g, pid) == Some(FrameId(i as u32)) {
-                        fr.pins.fetch_add(1, Relaxed);
                         v.push((pid, FrameId(i as u32)));
                     }
                 }
             }
-            v
+            (v, g.evicting.clone())
         };
         todo.sort_unstable();
         let mut written = 0;
-        let mut first_err = None;
-        for &(_, f) in &todo {
-            if first_err.is_none() {
-                match self.flush_frame(f) {
-                    Ok(true) => written += 1,
-                    Ok(false) => {}
-                    Err(e) => first_err = Some(e),
+        for &(pid, f) in &todo {
+            {
+                let g = self.inner.lock();
+                g.check_poison()?;
+                if self.lookup(&g, pid) != Some(f) {
+                    // Evicted since: its write-back is done or in flight; wait for it below.
+                    wait_for.push(pid);
+                    continue;
                 }
+                self.frames[f.index()].pins.fetch_add(1, Relaxed);
             }
+            let r = self.flush_frame(f);
             self.frames[f.index()].pins.fetch_sub(1, Release);
+            if r? {
+                written += 1;
+            }
         }
-        match first_err {
-            Some(e) => Err(e),
-            None => Ok(written),
+        let mut g = self.inner.lock();
+        while wait_for.iter().any(|p| g.evicting.contains(p)) {
+            self.evicted.wait(&mut g);
         }
+        g.check_poison()?;
+        Ok(written)
     }
 
     /// Writes back every dirty page and syncs the store: everything modified before the
     /// call is durable when it returns `Ok`.
     pub fn sync(&self) -> Result<(), PoolError> {
         self.flush_all()?;
-        self.store.sync()?;
+        if let Err(e) = self.store.sync() {
+            self.poison("store sync", &e);
+            return Err(e.into());
+        }
         Ok(())
     }
 

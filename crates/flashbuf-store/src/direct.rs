@@ -130,10 +130,29 @@ impl<D: Device> DirectStore<D> {
         Self::check_config(&cfg)?;
         let sb = Superblock::read(&dev)?;
         sb.expect(KIND, cfg.page_size, 0)?;
-        if sb.data_offset < Superblock::reserved_bytes(cfg.page_size) {
+        let reserved = Superblock::reserved_bytes(cfg.page_size);
+        if sb.data_offset < reserved {
             return Err(StoreError::Format(format!(
                 "superblock data offset {} overlaps the superblock",
                 sb.data_offset
+            )));
+        }
+        // A garbled offset must not send writes to exabyte offsets or break alignment
+        // (regression test `regression_direct_data_offset`).
+        if !sb.data_offset.is_multiple_of(reserved) || sb.data_offset > dev.len() {
+            return Err(StoreError::Format(format!(
+                "superblock data offset {} is not a multiple of {reserved} inside the device ({} bytes): the store is corrupt",
+                sb.data_offset,
+                dev.len()
+            )));
+        }
+        // The data area only ever grows by whole pages: anything else is a truncated or
+        // damaged file (regression test `regression_direct_truncated_data_area`).
+        let data_bytes = dev.len() - sb.data_offset;
+        if !data_bytes.is_multiple_of(cfg.page_size as u64) {
+            return Err(StoreError::Format(format!(
+                "data area of {data_bytes} bytes is not whole pages of {} bytes: the store file is truncated or damaged",
+                cfg.page_size
             )));
         }
         Ok(Self::new(dev, cfg, sb.data_offset))
@@ -158,10 +177,14 @@ impl<D: Device> DirectStore<D> {
         self.dev
     }
 
+    /// Byte offset of `pid`; the page's *end* is addressable too, so `offset + page_size`
+    /// never overflows (regression test `regression_direct_huge_page_id`).
     fn offset_of(&self, pid: PageId) -> Result<u64, StoreError> {
+        let ps = self.cfg.page_size as u64;
         pid.0
-            .checked_mul(self.cfg.page_size as u64)
+            .checked_mul(ps)
             .and_then(|o| o.checked_add(self.data_offset))
+            .filter(|o| o.checked_add(ps).is_some())
             .ok_or_else(|| StoreError::Invalid(format!("{pid} is beyond the addressable range")))
     }
 

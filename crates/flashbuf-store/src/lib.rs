@@ -4,6 +4,9 @@
 //! Implementations:
 //! - [`DirectStore`]: in-place writes to a data area behind a superblock.
 //!
+//! [`testing`] holds the crash-consistency harness every store must pass (fault device,
+//! model, crash points, store factories); the lab's `flashbuf torture` uses it too.
+//!
 //! Every store follows the durability contract of `design.md` §6: after
 //! [`PageStore::sync`] returns, every page written before it survives a crash with exactly
 //! its bytes; a page whose check fails is an error naming the page, never data; any device
@@ -13,6 +16,7 @@ mod direct;
 mod error;
 mod poison;
 mod superblock;
+pub mod testing;
 
 pub use direct::{DirectStore, DirectStoreConfig};
 pub use error::StoreError;

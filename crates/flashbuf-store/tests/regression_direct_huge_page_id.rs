@@ -1,0 +1,48 @@
+#![allow(clippy::unwrap_used)]
+//! Regression (found by `fuzz_store_open`): reading or writing a page id whose offset fits
+//! in a `u64` but whose *end* does not (`pid ≈ u64::MAX / page_size`) overflowed
+//! `offset + page_size` in `DirectStore::read_page`: a panic with overflow checks, and in
+//! release builds a wrapped end that sent the read to the device, whose out-of-range error
+//! then *poisoned the store* — one bad page id took the whole store down.
+//! Fixed: `offset_of` refuses any page whose end is not addressable (`StoreError::Invalid`),
+//! and an invalid request never poisons.
+
+use flashbuf_core::{page, DirtyRanges, PageId};
+use flashbuf_device::MemDevice;
+use flashbuf_store::{DirectStore, DirectStoreConfig, PageStore, ReadOutcome, StoreError};
+
+#[test]
+fn page_ids_at_the_end_of_the_address_space_are_invalid_not_fatal() {
+    for ps in [512usize, 4096, 8192] {
+        let s =
+            DirectStore::create(MemDevice::new(0), DirectStoreConfig::with_page_size(ps)).unwrap();
+        let mut good = vec![0u8; ps];
+        page::seal(&mut good, PageId(1), 1);
+        s.write_page(PageId(1), &good, &DirtyRanges::full(ps))
+            .unwrap();
+        let mut buf = vec![0u8; ps];
+        let p = ps as u64;
+        for pid in [
+            u64::MAX,
+            u64::MAX / p,
+            u64::MAX / p - 1,
+            (u64::MAX - 4096) / p,
+            (u64::MAX - p - 4096) / p + 1,
+        ] {
+            let e = s.read_page(PageId(pid), &mut buf).unwrap_err();
+            assert!(matches!(e, StoreError::Invalid(_)), "read {pid}: {e}");
+            let mut bad = vec![0u8; ps];
+            page::seal(&mut bad, PageId(pid), 1);
+            let e = s
+                .write_page(PageId(pid), &bad, &DirtyRanges::full(ps))
+                .unwrap_err();
+            assert!(matches!(e, StoreError::Invalid(_)), "write {pid}: {e}");
+        }
+        // The store is not poisoned: page 1 still reads.
+        assert_eq!(
+            s.read_page(PageId(1), &mut buf).unwrap(),
+            ReadOutcome::Found
+        );
+        s.sync().unwrap();
+    }
+}
