@@ -55,6 +55,10 @@ pub struct CommonArgs {
     /// costs), --bounds r=R (costs 1 and R) or --bounds read=X,write=Y.
     #[arg(long, num_args = 0..=1, default_missing_value = "device")]
     pub bounds: Option<String>,
+    /// The trace's data set exists on the device before the run (every miss reads the
+    /// device; without it, pages never written are read for free). For the direct store.
+    #[arg(long)]
+    pub presize: bool,
 }
 
 /// The run options (dynamics, bounds) of the common arguments.
@@ -79,6 +83,7 @@ pub fn run_options(c: &CommonArgs) -> Result<flashbuf_lab::RunOptions, LabError>
             .as_deref()
             .map(flashbuf_lab::bounds::BoundsCost::parse)
             .transpose()?,
+        presize: c.presize,
     })
 }
 

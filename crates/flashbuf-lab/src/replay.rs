@@ -78,6 +78,12 @@ pub struct RunOptions {
     pub dynamics: Dynamics,
     /// Compute the offline cost bounds and the run's ratios to them ([`crate::bounds`]).
     pub bounds: Option<BoundsCost>,
+    /// The data set exists on the device before the run: right after the store is
+    /// formatted, the device is extended to hold every page the trace touches, so every
+    /// miss reads the device (as in the papers, whose databases were on the flash device).
+    /// Without it, the direct store answers reads beyond the device's current length
+    /// without device I/O (pages never written). Meant for the direct store.
+    pub presize: bool,
 }
 
 /// Replays one configuration. `scan` may carry a pre-computed scan of the trace (it is
@@ -101,6 +107,7 @@ pub fn run_with(
 ) -> Result<RunResult, LabError> {
     let needs_scan = matches!(cfg.buffer, BufferSize::Ratio(_))
         || device_needs_capacity(&cfg.device)
+        || opts.presize
         || opts
             .dynamics
             .workload
@@ -157,8 +164,22 @@ pub fn run_with(
         let c = Arc::new(CountingDevice::new(device));
         (Box::new(c.clone()), Some(c))
     };
+    // Keep a handle on the device to extend it after formatting (`presize`).
+    let (device, handle): (Box<dyn Device>, Option<Arc<Box<dyn Device>>>) = if opts.presize {
+        let a = Arc::new(device);
+        (Box::new(a.clone()), Some(a))
+    } else {
+        (device, None)
+    };
     let result = (|| {
         let store = build_store(&cfg.store, device, &ctx)?;
+        if let Some(d) = &handle {
+            let want = d.len() + ctx.data_bytes();
+            let want = d.max_len().map_or(want, |m| want.min(m));
+            if want > d.len() {
+                d.set_len(want)?;
+            }
+        }
         let mut kept_trace: Option<Vec<(bool, u64)>> = None;
         let (policy, feed) = if is_offline(&cfg.policy) {
             let (refs, summary) =
