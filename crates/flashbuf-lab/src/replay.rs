@@ -165,7 +165,7 @@ pub fn run_with(
         (Box::new(c.clone()), Some(c))
     };
     // Keep a handle on the device to extend it after formatting (`presize`).
-    let (device, handle): (Box<dyn Device>, Option<Arc<Box<dyn Device>>>) = if opts.presize {
+    let (device, handle): (Box<dyn Device>, Option<SharedDevice>) = if opts.presize {
         let a = Arc::new(device);
         (Box::new(a.clone()), Some(a))
     } else {
@@ -330,6 +330,9 @@ pub fn run_with(
     }
     result
 }
+
+/// A device shared between the store and the lab.
+type SharedDevice = Arc<Box<dyn Device>>;
 
 /// Takes the device out of `slot`, leaving an empty memory device (the slot is refilled
 /// right after).

@@ -40,7 +40,7 @@ use crate::replay::{BufferSize, RunOptions};
 use crate::result::RunResult;
 use crate::LabError;
 use flashbuf_pool::dynamics::{AsymmetryModel, WorkloadModel};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The TPC-C trace.
 pub const TPCC: &str = "tpcc-pg15-w4.pagetrace.csv.zst";
@@ -126,7 +126,7 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    fn cluster(&mut self, device: &str, trace: &PathBuf) -> Result<(u64, DeviceFacts), LabError> {
+    fn cluster(&mut self, device: &str, trace: &Path) -> Result<(u64, DeviceFacts), LabError> {
         let f = self.rn.facts(device, trace, PAGE_SIZE)?;
         Ok((f.cluster_pages(PAGE_SIZE), f))
     }
@@ -134,7 +134,7 @@ impl Ctx<'_> {
     /// Every policy on `device` × `trace` at `buffer` with `ro`.
     fn all(
         &mut self,
-        trace: &PathBuf,
+        trace: &Path,
         device: &str,
         buffer: f64,
         ro: &RunOptions,

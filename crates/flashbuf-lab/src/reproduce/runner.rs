@@ -10,7 +10,7 @@ use crate::scan::{scan_trace, TraceScan};
 use crate::spec::Spec;
 use crate::LabError;
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Runs lab configurations for a reproduction.
@@ -53,12 +53,8 @@ impl<'a> Runner<'a> {
     }
 
     /// The (memoized) scan of `trace` at `page_size`.
-    pub(super) fn scan(
-        &mut self,
-        trace: &PathBuf,
-        page_size: usize,
-    ) -> Result<&TraceScan, LabError> {
-        let key = (trace.clone(), page_size);
+    pub(super) fn scan(&mut self, trace: &Path, page_size: usize) -> Result<&TraceScan, LabError> {
+        let key = (trace.to_path_buf(), page_size);
         if !self.scans.contains_key(&key) {
             let s = scan_trace(trace, None, page_size as u32, self.opts.limit_refs)?;
             self.scans.insert(key.clone(), s);
@@ -72,10 +68,10 @@ impl<'a> Runner<'a> {
     pub(super) fn facts(
         &mut self,
         device: &str,
-        trace: &PathBuf,
+        trace: &Path,
         page_size: usize,
     ) -> Result<DeviceFacts, LabError> {
-        let key = (device.to_string(), page_size, trace.clone());
+        let key = (device.to_string(), page_size, trace.to_path_buf());
         if let Some(f) = self.facts.get(&key) {
             return Ok(*f);
         }
@@ -94,7 +90,7 @@ impl<'a> Runner<'a> {
     /// One run (memoized on all its settings).
     pub(super) fn run(
         &mut self,
-        trace: &PathBuf,
+        trace: &Path,
         page_size: usize,
         policy: &str,
         device: &str,
@@ -110,7 +106,7 @@ impl<'a> Runner<'a> {
         }
         self.scan(trace, page_size)?;
         let cfg = RunConfig {
-            trace: trace.clone(),
+            trace: trace.to_path_buf(),
             format: None,
             policy: Spec::parse(policy)?,
             store: Spec::parse("direct")?,
@@ -122,7 +118,7 @@ impl<'a> Runner<'a> {
             progress: false,
             limit_refs: self.opts.limit_refs,
         };
-        let scan = self.scans.get(&(trace.clone(), page_size));
+        let scan = self.scans.get(&(trace.to_path_buf(), page_size));
         let t = Instant::now();
         let r = run_with(&cfg, scan, ropts)?;
         self.count += 1;
