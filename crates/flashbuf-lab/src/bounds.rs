@@ -7,7 +7,7 @@
 //! `C_r`, `C_w` are the device facts' random page read and write latencies in µs
 //! ([`BoundsCost::Device`], the default), or `1` and `R` ([`BoundsCost::R`]), or given
 //! ([`BoundsCost::Costs`]). The bounds come from
-//! [`flashbuf_pool::policy::offline::bounds`]: lower = `C_r · MIN misses + C_w · W` with `W`
+//! [`flashbuf_pool::policy::offline::bounds()`]: lower = `C_r · MIN misses + C_w · W` with `W`
 //! the write-backs no policy can avoid; upper = the cheapest of several write-aware
 //! offline heuristics (each a real policy, so the optimum is no dearer). Every policy's
 //! cost is at least the lower bound; online policies usually cost more than the upper

@@ -32,6 +32,7 @@ use crate::LabError;
 use flashbuf_core::PageId;
 use flashbuf_trace::{Format, PageRef, TraceError, TraceReader};
 use hashbrown::HashMap;
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
@@ -125,7 +126,7 @@ enum Source {
         refs: Vec<PageRef>,
         pos: usize,
         batch: usize,
-        spare: Vec<Vec<PageRef>>,
+        spare: RefCell<Vec<Vec<PageRef>>>,
         summary: Option<FeedSummary>,
     },
 }
@@ -183,7 +184,7 @@ impl Feed {
                 refs,
                 pos: 0,
                 batch: BATCH_REFS,
-                spare: Vec::new(),
+                spare: RefCell::new(Vec::new()),
                 summary: Some(summary),
             },
             done: false,
@@ -219,7 +220,7 @@ impl Feed {
                     return Ok(None);
                 }
                 let end = (*pos + *batch).min(refs.len());
-                let mut b = spare.pop().unwrap_or_default();
+                let mut b = spare.get_mut().pop().unwrap_or_default();
                 b.extend_from_slice(&refs[*pos..end]);
                 *pos = end;
                 return Ok(Some(b));
@@ -239,14 +240,14 @@ impl Feed {
     }
 
     /// Returns an emptied batch for reuse.
-    pub fn recycle(&mut self, mut batch: Vec<PageRef>) {
+    pub fn recycle(&self, mut batch: Vec<PageRef>) {
         batch.clear();
-        match &mut self.src {
+        match &self.src {
             // The reader may have finished; then the batch is simply dropped.
             Source::Thread { back, .. } => {
                 let _ = back.try_send(batch);
             }
-            Source::Memory { spare, .. } => spare.push(batch),
+            Source::Memory { spare, .. } => spare.borrow_mut().push(batch),
         }
     }
 
