@@ -13,6 +13,10 @@
 //! cost is at least the lower bound; online policies usually cost more than the upper
 //! bound too (it bounds the *optimum*), and replaying `offline:rule=best` reproduces it.
 //!
+//! The bounds are computed on the trace the run replayed (after `--limit` and any workload
+//! transform); the cost model is static, so under an asymmetry model (`--asymmetry`) it
+//! prices every epoch with the device's base costs.
+//!
 //! Computing the bounds holds the trace in memory (16 bytes per reference, plus the
 //! dense copies of the offline simulation, about 9 bytes per reference) and runs six
 //! offline simulations of `O(n log M)` each: a few seconds for the 5.1 M references of
