@@ -37,6 +37,54 @@ pub struct CommonArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// Workload dynamics applied to the replayed trace per epoch: wm1, wm2 (FD-Buffer
+    /// paper's models) or ratio=X (a constant write ratio X, e.g. ratio=0.5 or ratio=50%).
+    #[arg(long, conflicts_with = "write_ratio")]
+    pub workload: Option<String>,
+    /// Same as --workload ratio=X: turn reads into writes or writes into reads, uniformly
+    /// at random per epoch, to reach write ratio X.
+    #[arg(long)]
+    pub write_ratio: Option<String>,
+    /// Asymmetry dynamics applied to the device per epoch: rm1 or rm2 (FD-Buffer paper).
+    #[arg(long)]
+    pub asymmetry: Option<String>,
+    /// References per epoch of --workload and --asymmetry.
+    #[arg(long, default_value_t = 5000)]
+    pub epoch: u64,
+    /// Add the offline cost bounds to each run: --bounds (device read/write latencies as
+    /// costs), --bounds r=R (costs 1 and R) or --bounds read=X,write=Y.
+    #[arg(long, num_args = 0..=1, default_missing_value = "device")]
+    pub bounds: Option<String>,
+    /// The trace's data set exists on the device before the run (every miss reads the
+    /// device; without it, pages never written are read for free). For the direct store.
+    #[arg(long)]
+    pub presize: bool,
+}
+
+/// The run options (dynamics, bounds) of the common arguments.
+pub fn run_options(c: &CommonArgs) -> Result<flashbuf_lab::RunOptions, LabError> {
+    use flashbuf_lab::dynamics::{parse_asymmetry, parse_ratio, Dynamics, WorkloadTransform};
+    let workload = match (&c.workload, &c.write_ratio) {
+        (Some(w), _) => Some(WorkloadTransform::parse(w)?),
+        (None, Some(x)) => Some(WorkloadTransform::Ratio(parse_ratio(x)?)),
+        (None, None) => None,
+    };
+    if c.epoch == 0 {
+        return Err(LabError::Usage("--epoch must be at least 1".into()));
+    }
+    Ok(flashbuf_lab::RunOptions {
+        dynamics: Dynamics {
+            workload,
+            asymmetry: c.asymmetry.as_deref().map(parse_asymmetry).transpose()?,
+            epoch_refs: c.epoch,
+        },
+        bounds: c
+            .bounds
+            .as_deref()
+            .map(flashbuf_lab::bounds::BoundsCost::parse)
+            .transpose()?,
+        presize: c.presize,
+    })
 }
 
 #[derive(Args)]

@@ -1,7 +1,7 @@
 //! A matrix of runs: every policy × store × device × buffer size on one trace.
 
 use crate::registry::{device_facts, BuildContext, DeviceFacts};
-use crate::replay::{run, BufferSize, RunConfig};
+use crate::replay::{run_with, BufferSize, RunConfig, RunOptions};
 use crate::result::RunResult;
 use crate::scan::{scan_trace, TraceScan};
 use crate::spec::Spec;
@@ -56,8 +56,14 @@ impl Matrix {
 
 /// Runs the matrix. The trace is scanned once if any run needs it. `on_done` sees each
 /// result as it completes (for progress output).
-pub fn compare(
+pub fn compare(m: &Matrix, on_done: impl FnMut(&RunResult)) -> Result<Vec<RunResult>, LabError> {
+    compare_with(m, &RunOptions::default(), on_done)
+}
+
+/// [`compare`] with dynamics and bounds applied to every run.
+pub fn compare_with(
     m: &Matrix,
+    opts: &RunOptions,
     mut on_done: impl FnMut(&RunResult),
 ) -> Result<Vec<RunResult>, LabError> {
     let b = &m.base;
@@ -88,7 +94,7 @@ pub fn compare(
     for mut c in m.configs() {
         let key = c.device.to_string();
         c.facts = facts.iter().find(|(k, _)| *k == key).map(|(_, f)| *f);
-        let r = run(&c, scan.as_ref())?;
+        let r = run_with(&c, scan.as_ref(), opts)?;
         on_done(&r);
         out.push(r);
     }

@@ -15,11 +15,24 @@
 //! (CFDC's 64, erase blocks of up to 256 pages) keep their members, and sequential runs
 //! stay sequential. The mapping depends only on the trace, so every run of a trace sees the
 //! same dense ids.
+//!
+//! # Workload transforms
+//! With [`FeedOptions::transform`] the reader thread also rewrites reads and writes epoch
+//! by epoch ([`crate::dynamics::EpochTransformer`]); batches then hold whole epochs (their
+//! length is a multiple of the epoch length), so the replay can switch per-epoch device
+//! settings at batch-internal boundaries.
+//!
+//! # Whole traces in memory
+//! Offline policies and the cost bounds need the whole (mapped, transformed) trace:
+//! [`Feed::collect_all`] drains a feed into one vector (16 bytes per reference) and
+//! [`Feed::from_memory`] replays such a vector through the same interface.
 
+use crate::dynamics::{EpochTransformer, WorkloadTransform};
 use crate::LabError;
 use flashbuf_core::PageId;
 use flashbuf_trace::{Format, PageRef, TraceError, TraceReader};
 use hashbrown::HashMap;
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
@@ -88,12 +101,34 @@ pub struct FeedSummary {
 
 type Batch = Result<Vec<PageRef>, TraceError>;
 
-/// A running trace reader thread.
+/// What the reader thread does besides reading and mapping.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct FeedOptions {
+    /// Deliver at most this many references.
+    pub limit: Option<u64>,
+    /// Rewrite reads and writes per epoch: the transform, the epoch length and the seed.
+    pub transform: Option<(WorkloadTransform, u64, u64)>,
+}
+
+/// A trace reader thread, or a trace held in memory.
 pub struct Feed {
-    rx: Receiver<Batch>,
-    back: SyncSender<Vec<PageRef>>,
-    handle: Option<JoinHandle<FeedSummary>>,
+    src: Source,
     done: bool,
+}
+
+enum Source {
+    Thread {
+        rx: Receiver<Batch>,
+        back: SyncSender<Vec<PageRef>>,
+        handle: Option<JoinHandle<FeedSummary>>,
+    },
+    Memory {
+        refs: Vec<PageRef>,
+        pos: usize,
+        batch: usize,
+        spare: RefCell<Vec<Vec<PageRef>>>,
+        summary: Option<FeedSummary>,
+    },
 }
 
 impl Feed {
@@ -105,20 +140,65 @@ impl Feed {
         page_size: u32,
         limit: Option<u64>,
     ) -> Result<Self, LabError> {
+        let opts = FeedOptions {
+            limit,
+            ..FeedOptions::default()
+        };
+        Self::start_with(path, format, page_size, &opts)
+    }
+
+    /// [`Feed::start`] with a workload transform.
+    pub fn start_with(
+        path: &Path,
+        format: Option<Format>,
+        page_size: u32,
+        opts: &FeedOptions,
+    ) -> Result<Self, LabError> {
         let reader = TraceReader::open(path, format, page_size)?;
         let (tx, rx) = sync_channel::<Batch>(CHANNEL_BATCHES);
         let (back, back_rx) = sync_channel::<Vec<PageRef>>(CHANNEL_BATCHES + 2);
         let path: PathBuf = path.to_path_buf();
+        let limit = opts.limit;
+        let transform = opts
+            .transform
+            .map(|(t, epoch, seed)| EpochTransformer::new(t, epoch.max(1) as usize, seed));
         let handle = std::thread::Builder::new()
             .name("trace-reader".into())
-            .spawn(move || run_reader(reader, tx, back_rx, limit, &path))
+            .spawn(move || run_reader(reader, tx, back_rx, limit, transform, &path))
             .map_err(LabError::Output)?;
         Ok(Self {
-            rx,
-            back,
-            handle: Some(handle),
+            src: Source::Thread {
+                rx,
+                back,
+                handle: Some(handle),
+            },
             done: false,
         })
+    }
+
+    /// A feed serving `refs` (already mapped and transformed) in batches, ending with
+    /// `summary`.
+    pub fn from_memory(refs: Vec<PageRef>, summary: FeedSummary) -> Self {
+        Self {
+            src: Source::Memory {
+                refs,
+                pos: 0,
+                batch: BATCH_REFS,
+                spare: RefCell::new(Vec::new()),
+                summary: Some(summary),
+            },
+            done: false,
+        }
+    }
+
+    /// Reads the rest of the feed into memory: every reference and the summary.
+    pub fn collect_all(mut self) -> Result<(Vec<PageRef>, FeedSummary), LabError> {
+        let mut all = Vec::new();
+        while let Some(b) = self.next_batch()? {
+            all.extend_from_slice(&b);
+            self.recycle(b);
+        }
+        Ok((all, self.finish()?))
     }
 
     /// The next batch of mapped references, or `None` at the end of the trace.
@@ -126,7 +206,27 @@ impl Feed {
         if self.done {
             return Ok(None);
         }
-        match self.rx.recv() {
+        let rx = match &mut self.src {
+            Source::Thread { rx, .. } => rx,
+            Source::Memory {
+                refs,
+                pos,
+                batch,
+                spare,
+                ..
+            } => {
+                if *pos >= refs.len() {
+                    self.done = true;
+                    return Ok(None);
+                }
+                let end = (*pos + *batch).min(refs.len());
+                let mut b = spare.get_mut().pop().unwrap_or_default();
+                b.extend_from_slice(&refs[*pos..end]);
+                *pos = end;
+                return Ok(Some(b));
+            }
+        };
+        match rx.recv() {
             Ok(Ok(b)) => Ok(Some(b)),
             Ok(Err(e)) => {
                 self.done = true;
@@ -142,23 +242,53 @@ impl Feed {
     /// Returns an emptied batch for reuse.
     pub fn recycle(&self, mut batch: Vec<PageRef>) {
         batch.clear();
-        // The reader may have finished; then the batch is simply dropped.
-        let _ = self.back.try_send(batch);
+        match &self.src {
+            // The reader may have finished; then the batch is simply dropped.
+            Source::Thread { back, .. } => {
+                let _ = back.try_send(batch);
+            }
+            Source::Memory { spare, .. } => spare.borrow_mut().push(batch),
+        }
     }
 
     /// Waits for the reader thread and returns its summary (after the last batch).
     pub fn finish(mut self) -> Result<FeedSummary, LabError> {
-        // Drain so the reader is not blocked on a full channel.
-        while let Ok(b) = self.rx.recv() {
-            b?;
+        match &mut self.src {
+            Source::Thread { rx, handle, .. } => {
+                // Drain so the reader is not blocked on a full channel.
+                while let Ok(b) = rx.recv() {
+                    b?;
+                }
+                let h = handle
+                    .take()
+                    .ok_or_else(|| LabError::Invariant("feed finished twice".into()))?;
+                h.join()
+                    .map_err(|_| LabError::Invariant("trace reader thread panicked".into()))
+            }
+            Source::Memory { summary, .. } => summary
+                .take()
+                .ok_or_else(|| LabError::Invariant("feed finished twice".into())),
         }
-        let h = self
-            .handle
-            .take()
-            .ok_or_else(|| LabError::Invariant("feed finished twice".into()))?;
-        h.join()
-            .map_err(|_| LabError::Invariant("trace reader thread panicked".into()))
     }
+}
+
+/// Reads up to `want` references, looping until `want` or the end of the trace (a
+/// transform needs whole epochs per batch). An error met after some references were read
+/// is returned beside them, to be sent after the batch.
+fn fill_batch(
+    reader: &mut TraceReader,
+    batch: &mut Vec<PageRef>,
+    want: usize,
+) -> (usize, Option<TraceError>) {
+    let mut n = 0;
+    while n < want {
+        match reader.next_batch(batch, want - n) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) => return (n, Some(e)),
+        }
+    }
+    (n, None)
 }
 
 fn run_reader(
@@ -166,29 +296,50 @@ fn run_reader(
     tx: SyncSender<Batch>,
     back: Receiver<Vec<PageRef>>,
     limit: Option<u64>,
+    mut transform: Option<EpochTransformer>,
     _path: &Path,
 ) -> FeedSummary {
     let mut map = AddressMap::default();
     let mut seen = PageSet::default();
     let mut delivered = 0u64;
     let limit = limit.unwrap_or(u64::MAX);
+    // With a transform, batches hold whole epochs.
+    let batch_refs = match &transform {
+        Some(t) => t.epoch_refs() * (BATCH_REFS / t.epoch_refs()).max(1),
+        None => BATCH_REFS,
+    };
     loop {
         let mut batch = back
             .try_recv()
-            .unwrap_or_else(|_| Vec::with_capacity(BATCH_REFS));
-        let want = (limit - delivered).min(BATCH_REFS as u64) as usize;
+            .unwrap_or_else(|_| Vec::with_capacity(batch_refs));
+        let want = (limit - delivered).min(batch_refs as u64) as usize;
         if want == 0 {
             break;
         }
-        match reader.next_batch(&mut batch, want) {
+        let (got, late_error) = if transform.is_some() {
+            match fill_batch(&mut reader, &mut batch, want) {
+                (0, Some(e)) => (Err(e), None),
+                (n, e) => (Ok(n), e),
+            }
+        } else {
+            (reader.next_batch(&mut batch, want), None)
+        };
+        match got {
             Ok(0) => break,
             Ok(_) => {
                 for r in batch.iter_mut() {
                     r.page = map.map(r.page);
                     seen.insert(r.page.0);
                 }
+                if let Some(t) = transform.as_mut() {
+                    t.apply(&mut batch);
+                }
                 delivered += batch.len() as u64;
                 if tx.send(Ok(batch)).is_err() {
+                    break;
+                }
+                if let Some(e) = late_error {
+                    let _ = tx.send(Err(e));
                     break;
                 }
             }

@@ -6,11 +6,15 @@
 //! - [`feed`]: the trace reader thread and the dense address map.
 //! - [`scan`]: a preparatory pass (distinct pages, sizes).
 //! - [`replay`]: one run; [`compare`]: a matrix of runs.
+//! - [`dynamics`]: workload transforms and asymmetry models per epoch (run options).
+//! - [`bounds`]: offline cost bounds of a run (run option).
 //! - [`oracle`]: synthesized page contents and their verification.
 //! - [`result`]: the run result (JSON fields of §8), table and CSV.
 //! - [`torture`]: crash torture (`flashbuf torture`, `flashbuf check`).
 
+pub mod bounds;
 pub mod compare;
+pub mod dynamics;
 mod error;
 pub mod feed;
 pub mod oracle;
@@ -23,5 +27,5 @@ pub mod spec;
 pub mod torture;
 
 pub use error::LabError;
-pub use replay::{run, BufferSize, RunConfig};
+pub use replay::{run, run_with, BufferSize, RunConfig, RunOptions};
 pub use result::RunResult;

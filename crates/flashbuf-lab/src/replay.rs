@@ -1,9 +1,12 @@
 //! One replay run: a trace through policy × store × device, with the integrity oracle.
 
-use crate::feed::{Feed, FeedSummary};
+use crate::bounds::{self, BoundsCost};
+use crate::dynamics::{asymmetry_name, AsymmetryDevice, Dynamics, EpochClock};
+use crate::feed::{Feed, FeedOptions, FeedSummary};
 use crate::oracle::Oracle;
 use crate::registry::{
-    build_device, build_policy, build_store, device_facts, BuildContext, DeviceFacts,
+    build_device, build_offline_policy, build_policy_hooked, build_store, device_facts, is_offline,
+    BuildContext, BuiltPolicy, DeviceFacts,
 };
 use crate::result::RunResult;
 use crate::scan::{scan_trace, TraceScan};
@@ -11,11 +14,12 @@ use crate::spec::Spec;
 use crate::LabError;
 use flashbuf_core::page::{self, HEADER_BYTES};
 use flashbuf_core::{AlignedBuf, DirtyRanges, PageId};
-use flashbuf_device::{CountingDevice, Device};
-use flashbuf_pool::policy::Access;
+use flashbuf_device::{CountingDevice, Device, MemDevice};
+use flashbuf_pool::dynamics::AsymmetryModel;
+use flashbuf_pool::policy::{Access, FdBufferHandle};
 use flashbuf_pool::{BufferPool, PageAccess};
 use flashbuf_store::{PageStore, ReadOutcome, StoreError};
-use flashbuf_trace::{Format, Op};
+use flashbuf_trace::{Format, Op, PageRef};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -69,11 +73,48 @@ pub struct RunConfig {
     pub facts: Option<DeviceFacts>,
 }
 
+/// Options of a run beyond [`RunConfig`] (kept apart so that `RunConfig` literals stay
+/// valid): dynamics and offline bounds.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RunOptions {
+    /// Workload transform, asymmetry model, epoch length ([`crate::dynamics`]).
+    pub dynamics: Dynamics,
+    /// Compute the offline cost bounds and the run's ratios to them ([`crate::bounds`]).
+    pub bounds: Option<BoundsCost>,
+    /// The data set exists on the device before the run: right after the store is
+    /// formatted, the device is extended to hold every page the trace touches, so every
+    /// miss reads the device (as in the papers, whose databases were on the flash device).
+    /// Without it, the direct store answers reads beyond the device's current length
+    /// without device I/O (pages never written). Meant for the direct store.
+    pub presize: bool,
+}
+
 /// Replays one configuration. `scan` may carry a pre-computed scan of the trace (it is
 /// computed here when the run needs one and none is given).
 pub fn run(cfg: &RunConfig, scan: Option<&TraceScan>) -> Result<RunResult, LabError> {
-    let needs_scan =
-        matches!(cfg.buffer, BufferSize::Ratio(_)) || device_needs_capacity(&cfg.device);
+    run_with(cfg, scan, &RunOptions::default())
+}
+
+/// [`run`] with dynamics and bounds.
+///
+/// Offline policies (`belady`, `offline:...`) load the whole mapped and transformed trace
+/// into memory first (through the same feed, so they see exactly the references the pool
+/// will see), build the policy from it, and replay it from memory; their `refs_per_s`
+/// includes that loading. With `opts.bounds`, the trace is read once more after the
+/// replay (or reused, for offline policies) to compute the bounds; that time is not in
+/// `refs_per_s`.
+pub fn run_with(
+    cfg: &RunConfig,
+    scan: Option<&TraceScan>,
+    opts: &RunOptions,
+) -> Result<RunResult, LabError> {
+    let needs_scan = matches!(cfg.buffer, BufferSize::Ratio(_))
+        || device_needs_capacity(&cfg.device)
+        || opts.presize
+        || opts
+            .dynamics
+            .workload
+            .is_some_and(|w| w.needs_trace_ratio());
     let owned_scan;
     let scan = match scan {
         Some(s) => Some(s),
@@ -96,6 +137,15 @@ pub fn run(cfg: &RunConfig, scan: Option<&TraceScan>) -> Result<RunResult, LabEr
         seed: cfg.seed,
         facts: Default::default(),
     };
+    let mut dynamics = opts.dynamics;
+    if let (Some(w), Some(s)) = (dynamics.workload, scan) {
+        dynamics.workload = Some(w.resolve(s.writes as f64 / s.references.max(1) as f64));
+    }
+    let epoch_refs = dynamics.epoch_refs.max(1);
+    let feed_opts = FeedOptions {
+        limit: cfg.limit_refs,
+        transform: dynamics.workload.map(|w| (w, epoch_refs, cfg.seed)),
+    };
 
     let start = Instant::now();
     let cpu_start = process_cpu_s();
@@ -105,25 +155,88 @@ pub fn run(cfg: &RunConfig, scan: Option<&TraceScan>) -> Result<RunResult, LabEr
     };
     let built = build_device(&cfg.device, &ctx)?;
     let cleanup = built.cleanup.clone();
+    let mut device = built.device;
+    // Asymmetry dynamics: latency added on the device's clock per epoch.
+    let asym = dynamics.asymmetry.map(|m| {
+        let a = Arc::new(AsymmetryDevice::new(device_placeholder(&mut device), m));
+        device = Box::new(a.clone());
+        a
+    });
     // Split device time into reads and writes (not on the memory device, which has no
     // clock; its replays are the speed benchmark).
     let (device, counting): (Box<dyn Device>, _) = if cfg.device.name == "memory" {
-        (built.device, None)
+        (device, None)
     } else {
-        let c = Arc::new(CountingDevice::new(built.device));
+        let c = Arc::new(CountingDevice::new(device));
         (Box::new(c.clone()), Some(c))
+    };
+    // Keep a handle on the device to extend it after formatting (`presize`).
+    let (device, handle): (Box<dyn Device>, Option<SharedDevice>) = if opts.presize {
+        let a = Arc::new(device);
+        (Box::new(a.clone()), Some(a))
+    } else {
+        (device, None)
     };
     let result = (|| {
         let store = build_store(&cfg.store, device, &ctx)?;
-        let policy = build_policy(&cfg.policy, frames, &ctx)?;
+        if let Some(d) = &handle {
+            let want = d.len() + ctx.data_bytes();
+            let want = d.max_len().map_or(want, |m| want.min(m));
+            if want > d.len() {
+                d.set_len(want)?;
+            }
+        }
+        let mut kept_trace: Option<Vec<(bool, u64)>> = None;
+        let (policy, feed) = if is_offline(&cfg.policy) {
+            let (refs, summary) =
+                Feed::start_with(&cfg.trace, cfg.format, cfg.page_size as u32, &feed_opts)?
+                    .collect_all()?;
+            let pairs: Vec<(bool, u64)> =
+                refs.iter().map(|r| (r.op.is_write(), r.page.0)).collect();
+            let p = build_offline_policy(&cfg.policy, frames, &pairs, &ctx)?;
+            kept_trace = Some(pairs);
+            let built = BuiltPolicy {
+                policy: p,
+                fd_handle: None,
+                fixed_r: None,
+            };
+            (Some(built), Feed::from_memory(refs, summary))
+        } else {
+            let p = build_policy_hooked(&cfg.policy, frames, &ctx)?;
+            let feed = Feed::start_with(&cfg.trace, cfg.format, cfg.page_size as u32, &feed_opts)?;
+            (p, feed)
+        };
         let mut oracle = Oracle::with_capacity(ctx.data_pages as usize);
         let progress = progress_bar(cfg, scan);
         let dev0 = store.device_stats();
-        let feed = Feed::start(&cfg.trace, cfg.format, cfg.page_size as u32, cfg.limit_refs)?;
+        let fd_r = match (&policy, dynamics.asymmetry) {
+            (
+                Some(BuiltPolicy {
+                    fd_handle: Some(h),
+                    fixed_r: Some(r0),
+                    ..
+                }),
+                Some(m),
+            ) => Some((h.clone(), *r0, m)),
+            _ => None,
+        };
+        let mut hooks = EpochHooks {
+            epoch_refs,
+            clock: asym.as_ref().map(|a| a.clock()),
+            fd_r,
+            writes: 0,
+        };
         let mut r = match policy {
-            Some(policy) => {
-                let pool = BufferPool::new(store, frames, policy)?;
-                let summary = replay_pool(&pool, feed, &mut oracle, &progress, cfg.paranoid)?;
+            Some(built) => {
+                let pool = BufferPool::new(store, frames, built.policy)?;
+                let summary = replay_pool(
+                    &pool,
+                    feed,
+                    &mut oracle,
+                    &progress,
+                    cfg.paranoid,
+                    &mut hooks,
+                )?;
                 let elapsed = start.elapsed().as_secs_f64();
                 let cpu = process_cpu_s() - cpu_start;
                 let ps = pool.stats();
@@ -142,6 +255,13 @@ pub fn run(cfg: &RunConfig, scan: Option<&TraceScan>) -> Result<RunResult, LabEr
                     .into_iter()
                     .map(|(k, v)| (k.to_string(), v))
                     .collect();
+                // The advisor's share of the replay's wall time (FD-Buffer, timed).
+                if let Some(&ns) = r.policy_report.get("advisor_ns") {
+                    if ns > 0.0 && elapsed > 0.0 {
+                        r.policy_report
+                            .insert("advisor_share_of_wall".into(), ns * 1e-9 / elapsed);
+                    }
+                }
                 r.format = summary.format.to_string();
                 r.flush_writes = pool.flush_all()? as u64;
                 pool.store().sync()?;
@@ -152,8 +272,14 @@ pub fn run(cfg: &RunConfig, scan: Option<&TraceScan>) -> Result<RunResult, LabEr
                 r
             }
             None => {
-                let (summary, reads, writes) =
-                    replay_passthrough(&store, feed, &mut oracle, &progress, cfg.page_size)?;
+                let (summary, reads, writes) = replay_passthrough(
+                    &store,
+                    feed,
+                    &mut oracle,
+                    &progress,
+                    cfg.page_size,
+                    &mut hooks,
+                )?;
                 let elapsed = start.elapsed().as_secs_f64();
                 let cpu = process_cpu_s() - cpu_start;
                 let dev = store.device_stats() - dev0;
@@ -180,15 +306,69 @@ pub fn run(cfg: &RunConfig, scan: Option<&TraceScan>) -> Result<RunResult, LabEr
                 r.write_time_per_page_us = io.write_time_us / r.page_writes as f64;
             }
         }
+        if dynamics.is_active() {
+            r.workload = dynamics.workload.map(|w| w.to_string());
+            r.asymmetry = dynamics.asymmetry.map(|m| asymmetry_name(m).to_string());
+            r.epoch_refs = Some(epoch_refs);
+            r.trace_writes = Some(hooks.writes);
+            r.asymmetry_added_us = asym.as_ref().map(|a| a.extra_us());
+        }
         r.verify_errors = oracle.errors();
         r.first_verify_error = oracle.first_error().map(str::to_string);
         r.scan_time_s = scan.map_or(0.0, |s| s.scan_time_s);
+        if let Some(cost) = opts.bounds {
+            let trace = match kept_trace.take() {
+                Some(t) => t,
+                None => {
+                    let (refs, _) =
+                        Feed::start_with(&cfg.trace, cfg.format, cfg.page_size as u32, &feed_opts)?
+                            .collect_all()?;
+                    refs.iter().map(|r| (r.op.is_write(), r.page.0)).collect()
+                }
+            };
+            let b = bounds::compute(&trace, frames, cost.model(&ctx.facts));
+            bounds::annotate(&mut r, &b);
+        }
         Ok(r)
     })();
     if let Some(p) = cleanup {
         let _ = std::fs::remove_file(p);
     }
     result
+}
+
+/// A device shared between the store and the lab.
+type SharedDevice = Arc<Box<dyn Device>>;
+
+/// Takes the device out of `slot`, leaving an empty memory device (the slot is refilled
+/// right after).
+fn device_placeholder(slot: &mut Box<dyn Device>) -> Box<dyn Device> {
+    std::mem::replace(slot, Box::new(MemDevice::new(0)))
+}
+
+/// What the replay does at epoch boundaries (dynamics), and the writes it counts.
+struct EpochHooks {
+    epoch_refs: u64,
+    /// Tells the asymmetry device the epoch.
+    clock: Option<EpochClock>,
+    /// FD-Buffer with a fixed `R_0`: gets `R_i` per epoch.
+    fd_r: Option<(FdBufferHandle, f64, AsymmetryModel)>,
+    writes: u64,
+}
+
+impl EpochHooks {
+    fn active(&self) -> bool {
+        self.clock.is_some() || self.fd_r.is_some()
+    }
+
+    fn enter(&self, epoch: u64) {
+        if let Some(c) = &self.clock {
+            c.set(epoch);
+        }
+        if let Some((h, r0, m)) = &self.fd_r {
+            h.set_r(Some(m.r(*r0, epoch)));
+        }
+    }
 }
 
 fn device_needs_capacity(device: &Spec) -> bool {
@@ -225,31 +405,27 @@ fn replay_pool<S: PageStore>(
     oracle: &mut Oracle,
     progress: &ProgressBar,
     paranoid: bool,
+    hooks: &mut EpochHooks,
 ) -> Result<FeedSummary, LabError> {
     let mut batches = 0u64;
+    let mut pos = 0u64;
+    let e = hooks.epoch_refs;
     while let Some(batch) = feed.next_batch()? {
-        let key = |i: usize| {
-            let r = batch[i];
-            let access = if r.op.is_write() {
-                Access::Write
-            } else {
-                Access::Read
-            };
-            (r.page, access)
-        };
-        let result = pool.access_many(batch.len(), key, |i, page| {
-            let pid = batch[i].page;
-            match page {
-                PageAccess::Read(data) => oracle.check(pid, data),
-                PageAccess::Write(mut w) => {
-                    oracle.check(pid, w.data());
-                    let s = oracle.bump(pid);
-                    w.write(0, &s);
-                }
+        hooks.writes += batch.iter().filter(|r| r.op.is_write()).count() as u64;
+        if hooks.active() {
+            // Split at epoch boundaries so each epoch runs under its own settings.
+            let mut i = 0;
+            while i < batch.len() {
+                let left = (e - pos % e) as usize;
+                let end = batch.len().min(i + left);
+                hooks.enter(pos / e);
+                access_all(pool, &batch[i..end], oracle)?;
+                pos += (end - i) as u64;
+                i = end;
             }
-        });
-        if let Err((_, e)) = result {
-            return Err(corrupt_or(e, oracle));
+        } else {
+            access_all(pool, &batch, oracle)?;
+            pos += batch.len() as u64;
         }
         progress.inc(batch.len() as u64);
         feed.recycle(batch);
@@ -259,6 +435,38 @@ fn replay_pool<S: PageStore>(
         }
     }
     feed.finish()
+}
+
+/// Fixes every reference of `refs` in order through the pool, with the oracle.
+fn access_all<S: PageStore>(
+    pool: &BufferPool<S>,
+    refs: &[PageRef],
+    oracle: &mut Oracle,
+) -> Result<(), LabError> {
+    let key = |i: usize| {
+        let r = refs[i];
+        let access = if r.op.is_write() {
+            Access::Write
+        } else {
+            Access::Read
+        };
+        (r.page, access)
+    };
+    let result = pool.access_many(refs.len(), key, |i, page| {
+        let pid = refs[i].page;
+        match page {
+            PageAccess::Read(data) => oracle.check(pid, data),
+            PageAccess::Write(mut w) => {
+                oracle.check(pid, w.data());
+                let s = oracle.bump(pid);
+                w.write(0, &s);
+            }
+        }
+    });
+    match result {
+        Ok(()) => Ok(()),
+        Err((_, e)) => Err(corrupt_or(e, oracle)),
+    }
 }
 
 fn corrupt_or(e: flashbuf_pool::PoolError, oracle: &mut Oracle) -> LabError {
@@ -276,14 +484,21 @@ fn replay_passthrough(
     oracle: &mut Oracle,
     progress: &ProgressBar,
     page_size: usize,
+    hooks: &mut EpochHooks,
 ) -> Result<(FeedSummary, u64, u64), LabError> {
     let mut rbuf = AlignedBuf::zeroed(page_size, 4096);
     // The write buffer stays zero apart from header and stamp, so nothing else leaks in.
     let mut wbuf = AlignedBuf::zeroed(page_size, 4096);
     let full = DirtyRanges::full(page_size);
     let (mut reads, mut writes) = (0u64, 0u64);
+    let mut pos = 0u64;
+    let active = hooks.active();
     while let Some(batch) = feed.next_batch()? {
         for r in &batch {
+            if active && pos.is_multiple_of(hooks.epoch_refs) {
+                hooks.enter(pos / hooks.epoch_refs);
+            }
+            pos += 1;
             let pid = r.page;
             match r.op {
                 Op::Read => {
@@ -309,6 +524,7 @@ fn replay_passthrough(
         progress.inc(batch.len() as u64);
         feed.recycle(batch);
     }
+    hooks.writes = writes;
     Ok((feed.finish()?, reads, writes))
 }
 

@@ -89,6 +89,53 @@ pub struct RunResult {
     /// The first verify error, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_verify_error: Option<String>,
+    // ---- offline bounds (with `--bounds`; see `crate::bounds`) ----
+    /// The run's cost under the bounds' model: `page_reads · C_r + page_writes · C_w`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
+    /// Lower bound on any policy's cost (same model, same trace and buffer).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_lower_bound: Option<f64>,
+    /// Upper bound on the offline optimum's cost.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_upper_bound: Option<f64>,
+    /// The offline heuristic achieving the upper bound (`offline:rule=...`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bound_rule: Option<String>,
+    /// `cost / cost_lower_bound`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ratio_to_lower: Option<f64>,
+    /// `cost / cost_upper_bound`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ratio_to_upper: Option<f64>,
+    /// `C_r` of the bounds' model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bound_read_cost: Option<f64>,
+    /// `C_w` of the bounds' model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bound_write_cost: Option<f64>,
+    /// Belady's misses for the trace and buffer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bound_min_misses: Option<u64>,
+    /// Write-backs no policy avoids.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bound_min_write_backs: Option<u64>,
+    // ---- dynamics (with `--workload`/`--asymmetry`; see `crate::dynamics`) ----
+    /// Workload transform applied to the trace (`wm1`, `wm2`, `ratio=X`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workload: Option<String>,
+    /// Asymmetry model applied to the device (`rm1`, `rm2`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub asymmetry: Option<String>,
+    /// References per epoch of the dynamics.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub epoch_refs: Option<u64>,
+    /// Writes among the replayed references (after any transform).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace_writes: Option<u64>,
+    /// Device latency the asymmetry model added, microseconds (in `device_time_us`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub asymmetry_added_us: Option<f64>,
 }
 
 impl RunResult {

@@ -5,13 +5,17 @@
 //! and registers one arm in [`run`]. A [`Report`] is a list of sections, each a table whose
 //! rows pair flashbuf's measurement with the paper's figure where the paper gives one.
 
+pub mod cfdc;
+pub mod fd_buffer;
+mod runner;
+
 use crate::LabError;
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
 /// Papers `reproduce` knows.
-pub const PAPERS: &[&str] = &[];
+pub const PAPERS: &[&str] = &["cfdc", "fd-buffer"];
 
 /// Options shared by every reproduction.
 #[derive(Debug, Clone)]
@@ -113,9 +117,10 @@ pub fn run(paper: &str, opts: &ReproduceOptions) -> Result<Vec<Report>, LabError
 }
 
 /// One paper: one arm per module.
-#[allow(clippy::match_single_binding)] // papers add their arms here
-fn run_one(paper: &str, _opts: &ReproduceOptions) -> Result<Report, LabError> {
+fn run_one(paper: &str, opts: &ReproduceOptions) -> Result<Report, LabError> {
     match paper {
+        "cfdc" => cfdc::run(opts),
+        "fd-buffer" => fd_buffer::run(opts),
         other => Err(LabError::Usage(format!(
             "unknown paper '{other}'; valid: {}all",
             PAPERS.iter().map(|p| format!("{p}, ")).collect::<String>()

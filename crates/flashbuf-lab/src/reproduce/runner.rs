@@ -1,0 +1,232 @@
+//! Running and formatting helpers shared by the `cfdc` and `fd-buffer` reproductions:
+//! one trace scan per (trace, page size), one device-facts probe per (device, page size,
+//! trace), memoized runs, progress on stderr.
+
+use super::ReproduceOptions;
+use crate::registry::{device_facts, BuildContext, DeviceFacts};
+use crate::replay::{run_with, BufferSize, RunConfig, RunOptions};
+use crate::result::RunResult;
+use crate::scan::{scan_trace, TraceScan};
+use crate::spec::Spec;
+use crate::LabError;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Runs lab configurations for a reproduction.
+pub(super) struct Runner<'a> {
+    opts: &'a ReproduceOptions,
+    paper: &'static str,
+    scans: HashMap<(PathBuf, usize), TraceScan>,
+    facts: HashMap<(String, usize, PathBuf), DeviceFacts>,
+    runs: HashMap<String, RunResult>,
+    started: Instant,
+    count: usize,
+}
+
+impl<'a> Runner<'a> {
+    /// A runner for `paper` with `opts`.
+    pub(super) fn new(paper: &'static str, opts: &'a ReproduceOptions) -> Self {
+        Self {
+            opts,
+            paper,
+            scans: HashMap::new(),
+            facts: HashMap::new(),
+            runs: HashMap::new(),
+            started: Instant::now(),
+            count: 0,
+        }
+    }
+
+    /// The path of a shared trace; an error naming the directory if it is missing.
+    pub(super) fn trace(&self, name: &str) -> Result<PathBuf, LabError> {
+        let p = self.opts.traces_dir.join(name);
+        if p.exists() {
+            Ok(p)
+        } else {
+            Err(LabError::Usage(format!(
+                "reproduce {}: trace {} not found (give the shared traces directory with --traces)",
+                self.paper,
+                p.display()
+            )))
+        }
+    }
+
+    /// The (memoized) scan of `trace` at `page_size`.
+    pub(super) fn scan(&mut self, trace: &Path, page_size: usize) -> Result<&TraceScan, LabError> {
+        let key = (trace.to_path_buf(), page_size);
+        if !self.scans.contains_key(&key) {
+            let s = scan_trace(trace, None, page_size as u32, self.opts.limit_refs)?;
+            self.scans.insert(key.clone(), s);
+        }
+        self.scans
+            .get(&key)
+            .ok_or_else(|| LabError::Invariant("scan cache".into()))
+    }
+
+    /// The facts of `device` for `trace` at `page_size` (what the runs' policies see).
+    pub(super) fn facts(
+        &mut self,
+        device: &str,
+        trace: &Path,
+        page_size: usize,
+    ) -> Result<DeviceFacts, LabError> {
+        let key = (device.to_string(), page_size, trace.to_path_buf());
+        if let Some(f) = self.facts.get(&key) {
+            return Ok(*f);
+        }
+        let dense = self.scan(trace, page_size)?.dense_pages;
+        let ctx = BuildContext {
+            page_size,
+            data_pages: dense,
+            seed: self.opts.seed,
+            facts: DeviceFacts::default(),
+        };
+        let facts = device_facts(&Spec::parse(device)?, &ctx)?;
+        self.facts.insert(key, facts);
+        Ok(facts)
+    }
+
+    /// One run (memoized on all its settings).
+    pub(super) fn run(
+        &mut self,
+        trace: &Path,
+        page_size: usize,
+        policy: &str,
+        device: &str,
+        buffer: BufferSize,
+        ropts: &RunOptions,
+    ) -> Result<RunResult, LabError> {
+        let key = format!(
+            "{}|{page_size}|{policy}|{device}|{buffer:?}|{ropts:?}",
+            trace.display()
+        );
+        if let Some(r) = self.runs.get(&key) {
+            return Ok(r.clone());
+        }
+        let facts = self.facts(device, trace, page_size)?;
+        let cfg = RunConfig {
+            trace: trace.to_path_buf(),
+            format: None,
+            policy: Spec::parse(policy)?,
+            store: Spec::parse("direct")?,
+            device: Spec::parse(device)?,
+            buffer,
+            page_size,
+            seed: self.opts.seed,
+            paranoid: false,
+            progress: false,
+            limit_refs: self.opts.limit_refs,
+            facts: Some(facts),
+        };
+        let scan = self.scans.get(&(trace.to_path_buf(), page_size));
+        let t = Instant::now();
+        let r = run_with(&cfg, scan, ropts)?;
+        self.count += 1;
+        if self.opts.progress {
+            eprintln!(
+                "[{} run {} at {:.0} s] {} {} {} {}{}: {:.1} s device, {} reads, {} writes ({:.1} s)",
+                self.paper,
+                self.count,
+                self.started.elapsed().as_secs_f64(),
+                trace.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+                policy,
+                device,
+                r.buffer_pages,
+                dyn_label(ropts),
+                r.device_time_us / 1e6,
+                r.page_reads,
+                r.page_writes,
+                t.elapsed().as_secs_f64()
+            );
+        }
+        if r.verify_errors > 0 {
+            return Err(LabError::Invariant(format!(
+                "{policy} on {device}: {} verify errors ({})",
+                r.verify_errors,
+                r.first_verify_error.as_deref().unwrap_or("")
+            )));
+        }
+        self.runs.insert(key, r.clone());
+        Ok(r)
+    }
+
+    /// Runs so far (not counting memoized repeats).
+    pub(super) fn runs_done(&self) -> usize {
+        self.count
+    }
+
+    /// Wall seconds since the runner started.
+    pub(super) fn elapsed_s(&self) -> f64 {
+        self.started.elapsed().as_secs_f64()
+    }
+}
+
+fn dyn_label(o: &RunOptions) -> String {
+    let mut s = String::new();
+    if let Some(w) = o.dynamics.workload {
+        s.push_str(&format!(" {w}"));
+    }
+    if let Some(m) = o.dynamics.asymmetry {
+        s.push_str(&format!(" {}", crate::dynamics::asymmetry_name(m)));
+    }
+    if o.dynamics.is_active() && o.dynamics.epoch_refs != 5_000 {
+        s.push_str(&format!(" epoch {}", o.dynamics.epoch_refs));
+    }
+    s
+}
+
+/// `x` as a signed percentage with one decimal (`+14.2%`).
+pub(super) fn pct(x: f64) -> String {
+    if x.is_finite() {
+        format!("{:+.1}%", x * 100.0)
+    } else {
+        "-".into()
+    }
+}
+
+/// `x` as an unsigned percentage with one decimal.
+pub(super) fn upct(x: f64) -> String {
+    if x.is_finite() {
+        format!("{:.1}%", x * 100.0)
+    } else {
+        "-".into()
+    }
+}
+
+/// A count with thousands separators.
+pub(super) fn count(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Seconds with one decimal.
+pub(super) fn secs(us: f64) -> String {
+    format!("{:.1}", us / 1e6)
+}
+
+/// `1 − a/b`: how much less `a` is than `b` (the FD-Buffer paper's "improvement").
+pub(super) fn improvement(a: f64, b: f64) -> f64 {
+    if b > 0.0 {
+        1.0 - a / b
+    } else {
+        f64::NAN
+    }
+}
+
+/// `b/a − 1`: throughput gain of `a` over `b` when throughput is inversely proportional
+/// to the cost (the CFDC paper's "performance gain" in TPS).
+pub(super) fn gain(a: f64, b: f64) -> f64 {
+    if a > 0.0 {
+        b / a - 1.0
+    } else {
+        f64::NAN
+    }
+}

@@ -1,0 +1,91 @@
+#![allow(clippy::unwrap_used)]
+//! `reproduce cfdc`'s headline, as a test: on the simulated MTRON SSD with 4 KB pages,
+//! CFDC's device write time per written page is below CFLRU's and LRU's (the paper's
+//! Fig. 6: about half), on the first 1.5 M references of the shared TPC-C trace with
+//! 4,096 frames. Skipped (with a message) when `../shared/traces` is absent.
+//!
+//! The whole reproduction runs with `flashbuf reproduce cfdc` (about 2 minutes) or
+//! `cargo test --release -p flashbuf-lab --test reproduce_cfdc -- --ignored`.
+
+use flashbuf_lab::reproduce::{cfdc, run as reproduce, ReproduceOptions};
+use flashbuf_lab::spec::Spec;
+use flashbuf_lab::{run_with, BufferSize, RunConfig, RunOptions, RunResult};
+use std::path::PathBuf;
+
+fn traces_dir() -> Option<PathBuf> {
+    let p = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/traces"
+    ));
+    if p.join(cfdc::TRACE).exists() {
+        Some(p)
+    } else {
+        eprintln!("{} absent; skipping", p.display());
+        None
+    }
+}
+
+fn mtron(dir: &std::path::Path, policy: &str, limit: u64) -> RunResult {
+    let cfg = RunConfig {
+        trace: dir.join(cfdc::TRACE),
+        format: None,
+        policy: Spec::parse(policy).unwrap(),
+        store: Spec::parse("direct").unwrap(),
+        device: Spec::parse(cfdc::DEVICE).unwrap(),
+        buffer: BufferSize::Pages(cfdc::BASE_BUFFER),
+        page_size: cfdc::PAGE_SIZE,
+        seed: 42,
+        paranoid: false,
+        progress: false,
+        limit_refs: Some(limit),
+        facts: None,
+    };
+    let opts = RunOptions {
+        presize: true,
+        ..RunOptions::default()
+    };
+    let r = run_with(&cfg, None, &opts).unwrap();
+    assert_eq!(r.verify_errors, 0);
+    r
+}
+
+#[test]
+fn cfdc_writes_a_page_cheaper_than_cflru_and_lru_on_mtron() {
+    let Some(dir) = traces_dir() else { return };
+    let [lru, cflru, cfdc] = ["lru", "cflru", "cfdc"].map(|p| mtron(&dir, p, 1_500_000));
+    eprintln!(
+        "write us per written page: LRU {:.0}, CFLRU {:.0}, CFDC {:.0}; flushes {} / {} / {}",
+        lru.write_time_per_page_us,
+        cflru.write_time_per_page_us,
+        cfdc.write_time_per_page_us,
+        lru.page_writes,
+        cflru.page_writes,
+        cfdc.page_writes
+    );
+    assert!(cfdc.write_time_per_page_us < 0.75 * cflru.write_time_per_page_us);
+    assert!(cfdc.write_time_per_page_us < 0.75 * lru.write_time_per_page_us);
+    // CFLRU flushes fewer pages than LRU, CFDC more than CFLRU (Fig. 5).
+    assert!(cflru.page_writes < lru.page_writes);
+    assert!(cfdc.page_writes > cflru.page_writes);
+    // And the device time follows (Fig. 4).
+    assert!(cfdc.device_time_us < cflru.device_time_us);
+    assert!(cflru.device_time_us < lru.device_time_us);
+}
+
+/// The whole `reproduce cfdc` on a prefix: every section filled, no error.
+#[test]
+#[ignore = "about 40 s: runs every experiment of the reproduction on a prefix"]
+fn reproduce_cfdc_runs_on_a_prefix() {
+    let Some(dir) = traces_dir() else { return };
+    let opts = ReproduceOptions {
+        traces_dir: dir,
+        seed: 42,
+        limit_refs: Some(100_000),
+        progress: false,
+    };
+    let reports = reproduce("cfdc", &opts).unwrap();
+    assert_eq!(reports.len(), 1);
+    assert_eq!(reports[0].sections.len(), 4);
+    assert!(reports[0].sections.iter().all(|s| !s.rows.is_empty()));
+    println!("{}", reports[0].render());
+}

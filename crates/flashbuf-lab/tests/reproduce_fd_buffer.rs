@@ -1,0 +1,147 @@
+#![allow(clippy::unwrap_used)]
+//! `reproduce fd-buffer`'s claims as tests.
+//!
+//! - Table 5 (runs on the bundled sample): the Two-Stack estimates with present conditions
+//!   are closer to the measured clean-pool miss rate than without.
+//! - Table 6 and Figs. 2–3 (five whole-trace runs on the simulated SD card, two at a time,
+//!   10–15 s): on the shared TPC-C trace, `sim:sd-card`, buffer 3 % of the distinct pages,
+//!   every policy with write clustering, FD-Buffer as published (and with the `victim=order`
+//!   extension) costs less device time than CASA, CFDC and LRU, and writes fewer pages and
+//!   reads more than LRU. Skipped (with a message) when `../shared/traces` is absent.
+//! - The whole reproduction on a prefix (ignored, about 90 s).
+
+use flashbuf_lab::reproduce::{fd_buffer, run as reproduce, ReproduceOptions};
+use flashbuf_lab::spec::Spec;
+use flashbuf_lab::{run_with, BufferSize, RunConfig, RunOptions, RunResult};
+use std::path::{Path, PathBuf};
+
+fn traces_dir() -> Option<PathBuf> {
+    let p = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/traces"
+    ));
+    if p.join(fd_buffer::TPCC).exists() {
+        Some(p)
+    } else {
+        eprintln!("{} absent; skipping", p.display());
+        None
+    }
+}
+
+fn run(trace: &Path, policy: &str, device: &str, buffer: BufferSize, page: usize) -> RunResult {
+    let cfg = RunConfig {
+        trace: trace.to_path_buf(),
+        format: None,
+        policy: Spec::parse(policy).unwrap(),
+        store: Spec::parse("direct").unwrap(),
+        device: Spec::parse(device).unwrap(),
+        buffer,
+        page_size: page,
+        seed: 42,
+        paranoid: false,
+        progress: false,
+        limit_refs: None,
+        facts: None,
+    };
+    let opts = RunOptions {
+        presize: true,
+        ..RunOptions::default()
+    };
+    let r = run_with(&cfg, None, &opts).unwrap();
+    assert_eq!(r.verify_errors, 0, "{policy}");
+    r
+}
+
+#[test]
+fn present_conditions_cut_the_clean_pool_estimation_error() {
+    let sample = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../testdata/traces/tpcc-sample.pagetrace.csv.zst"
+    ));
+    for p in [
+        "fd-buffer:r=136,track=true",
+        "fd-buffer:r=136,track=true,clustering=drain",
+    ] {
+        let r = run(&sample, p, "memory", BufferSize::Pages(400), 8192);
+        let e = |k: &str| r.policy_report[k];
+        eprintln!(
+            "{p}: w/ PR {:.3} {:.3} {:.3}, w/o PR {:.3} {:.3} {:.3}",
+            e("err_p_c"),
+            e("err_p_d"),
+            e("err_p_d_w"),
+            e("err_p_c_without_pr"),
+            e("err_p_d_without_pr"),
+            e("err_p_d_w_without_pr")
+        );
+        assert!(e("err_p_c") < e("err_p_c_without_pr"), "{p}");
+        assert!(
+            e("err_p_c") < 0.5 && e("err_p_d") < 0.5 && e("err_p_d_w") < 0.5,
+            "{p}"
+        );
+    }
+}
+
+#[test]
+fn fd_buffer_beats_casa_cfdc_and_lru_on_the_sd_card_like_table_6() {
+    let Some(dir) = traces_dir() else { return };
+    let trace = dir.join(fd_buffer::TPCC);
+    let (dev, page) = (fd_buffer::SD_CARD, fd_buffer::PAGE_SIZE);
+    let buffer = BufferSize::Ratio(fd_buffer::BUFFER);
+    // Erase block 1 MiB = 128 pages of 8 KB on the simulated SD card. Two runs at a time.
+    let policies = fd_buffer::policies(128);
+    let mut rs: Vec<(&str, RunResult)> = std::thread::scope(|s| {
+        let halves: Vec<_> = [0, 1]
+            .into_iter()
+            .map(|k| {
+                let (policies, trace) = (&policies, &trace);
+                s.spawn(move || {
+                    policies
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, _)| i % 2 == k)
+                        .map(|(i, (label, p))| (i, *label, run(trace, p, dev, buffer, page)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        let mut all: Vec<_> = halves.into_iter().flat_map(|h| h.join().unwrap()).collect();
+        all.sort_by_key(|x| x.0);
+        all.into_iter().map(|(_, l, r)| (l, r)).collect()
+    });
+    rs.truncate(policies.len());
+    for (label, r) in &rs {
+        eprintln!(
+            "{label:16} {:>9} reads {:>9} writes {:>10.1} s device ({:.1} ms/write)",
+            r.page_reads,
+            r.page_writes,
+            r.device_time_us / 1e6,
+            r.write_time_per_page_us / 1e3
+        );
+    }
+    assert_eq!(rs[0].1.buffer_pages, 1_241);
+    let (lru, cfdc, casa) = (&rs[0].1, &rs[1].1, &rs[2].1);
+    for (label, fd) in [&rs[3], &rs[4]] {
+        assert!(fd.device_time_us < casa.device_time_us, "{label} vs CASA");
+        assert!(fd.device_time_us < cfdc.device_time_us, "{label} vs CFDC");
+        assert!(fd.device_time_us < lru.device_time_us, "{label} vs LRU");
+        assert!(fd.page_writes < lru.page_writes, "{label}: writes");
+        assert!(fd.page_reads > lru.page_reads, "{label}: reads");
+    }
+}
+
+/// The whole `reproduce fd-buffer` on a prefix: every section filled, no error.
+#[test]
+#[ignore = "about 90 s: runs every experiment of the reproduction on a prefix"]
+fn reproduce_fd_buffer_runs_on_a_prefix() {
+    let Some(dir) = traces_dir() else { return };
+    let opts = ReproduceOptions {
+        traces_dir: dir,
+        seed: 42,
+        limit_refs: Some(60_000),
+        progress: false,
+    };
+    let reports = reproduce("fd-buffer", &opts).unwrap();
+    assert!(reports[0].sections.len() >= 10);
+    assert!(reports[0].sections.iter().all(|s| !s.rows.is_empty()));
+    println!("{}", reports[0].render());
+}
