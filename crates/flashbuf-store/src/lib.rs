@@ -3,6 +3,8 @@
 //! A [`PageStore`] maps page ids to device I/O and owns its on-device format and recovery.
 //! Implementations:
 //! - [`DirectStore`]: in-place writes to a data area behind a superblock.
+//! - [`StableBufferStore`]: pages staged in a small on-device area and flushed home in
+//!   efficient write patterns ([`stable_buffer`]).
 //!
 //! Every store follows the durability contract of `design.md` §6: after
 //! [`PageStore::sync`] returns, every page written before it survives a crash with exactly
@@ -12,11 +14,13 @@
 mod direct;
 mod error;
 mod poison;
+pub mod stable_buffer;
 mod superblock;
 
 pub use direct::{DirectStore, DirectStoreConfig};
 pub use error::StoreError;
 pub use poison::Poison;
+pub use stable_buffer::{StableBufferConfig, StableBufferStore};
 pub use superblock::{Superblock, SUPERBLOCK_FORMAT, SUPERBLOCK_MAGIC};
 
 use flashbuf_core::{DeviceStats, DirtyRanges, PageId};
