@@ -5,13 +5,15 @@
 //! and registers one arm in [`run`]. A [`Report`] is a list of sections, each a table whose
 //! rows pair flashbuf's measurement with the paper's figure where the paper gives one.
 
+pub mod stablebuffer;
+
 use crate::LabError;
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
 /// Papers `reproduce` knows.
-pub const PAPERS: &[&str] = &[];
+pub const PAPERS: &[&str] = &["stablebuffer"];
 
 /// Options shared by every reproduction.
 #[derive(Debug, Clone)]
@@ -113,9 +115,9 @@ pub fn run(paper: &str, opts: &ReproduceOptions) -> Result<Vec<Report>, LabError
 }
 
 /// One paper: one arm per module.
-#[allow(clippy::match_single_binding)] // papers add their arms here
-fn run_one(paper: &str, _opts: &ReproduceOptions) -> Result<Report, LabError> {
+fn run_one(paper: &str, opts: &ReproduceOptions) -> Result<Report, LabError> {
     match paper {
+        "stablebuffer" => stablebuffer::run(opts),
         other => Err(LabError::Usage(format!(
             "unknown paper '{other}'; valid: {}all",
             PAPERS.iter().map(|p| format!("{p}, ")).collect::<String>()

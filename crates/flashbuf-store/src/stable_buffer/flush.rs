@@ -138,11 +138,11 @@ impl<D: Device> Inner<D> {
             });
         }
         if job.pre_sync {
-            self.sync_device()?;
+            self.sync_device(false)?;
         }
         self.ensure_len(end)?;
         self.poison.guard(self.dev.write_batch(&ops))?;
-        self.sync_device()?;
+        self.sync_device(false)?;
         debug_assert!(Pattern::ALL.contains(&job.pattern));
         Ok(())
     }
@@ -164,7 +164,7 @@ impl<D: Device> Inner<D> {
                 None => self.changed.wait(&mut st),
             }
         }
-        self.sync_device()
+        self.sync_device(true)
     }
 
     /// The background flusher of proactive flushing: flushes qualified instances as they

@@ -497,21 +497,29 @@ impl<D: Device> Inner<D> {
         self.flusher_wake.notify_all();
     }
 
-    /// Syncs the device under the slot-release protocol: slots held before the sync
-    /// starts become free when it completes; nothing written before it is fresh any more.
-    fn sync_device(&self) -> Result<(), StoreError> {
+    /// Syncs the device. A *promise* sync (callers' `sync`, recovery, releasing held
+    /// slots) is the point from which staged copies are promised durable: when it starts,
+    /// nothing written so far is fresh any more (no more in-place updates of those copies)
+    /// and the held slots are set to be released; when it completes they are free. A
+    /// flush's own syncs only make its pages durable and promise nothing, so staged pages
+    /// keep being updated in place between callers' syncs.
+    fn sync_device(&self, promise: bool) -> Result<(), StoreError> {
         let _serial = self.sync_lock.lock();
         self.poison.check()?;
         {
             let mut st = self.state.lock();
-            st.bits.start_sync();
+            if promise {
+                st.bits.start_sync();
+            }
             st.syncs_in_flight += 1;
         }
         let r = self.poison.guard(self.dev.sync());
         let mut st = self.state.lock();
         st.syncs_in_flight -= 1;
         if r.is_ok() {
-            st.bits.finish_sync();
+            if promise {
+                st.bits.finish_sync();
+            }
             st.stats.device_syncs += 1;
         }
         self.changed.notify_all();
@@ -614,7 +622,7 @@ impl<D: Device + 'static> PageStore for StableBufferStore<D> {
 
     fn sync(&self) -> Result<(), StoreError> {
         self.inner.poison.check()?;
-        self.inner.sync_device()?;
+        self.inner.sync_device(true)?;
         self.inner.syncs.fetch_add(1, Relaxed);
         Ok(())
     }

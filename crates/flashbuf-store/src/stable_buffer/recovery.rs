@@ -118,6 +118,6 @@ impl<D: Device> Inner<D> {
         }
         // What recovery relied on (home copies, staged copies) must be durable before any
         // slot is reused.
-        self.sync_device()
+        self.sync_device(true)
     }
 }

@@ -74,7 +74,7 @@ impl<D: Device> Inner<D> {
                     }
                     if st.bits.held_count() > 0 && st.syncs_in_flight == 0 {
                         drop(st);
-                        self.sync_device()?;
+                        self.sync_device(true)?;
                         continue;
                     }
                 }
