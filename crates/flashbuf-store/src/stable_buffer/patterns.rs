@@ -5,8 +5,12 @@
 //!   candidate is the longest run (ties: the lowest start).
 //! - **partitioned**: up to `P` sequential runs in distinct areas (uFLIP's partitioning;
 //!   `P` = the profile's partitions, 4 by default). The candidate is the `P` longest runs of
-//!   at least [`MIN_PARTITION_RUN`] pages (ties: lowest start), when there are at least two
-//!   (one run is a sequential instance).
+//!   at least `max(2, ⌈θ_seq⌉)` pages (ties: lowest start), when there are at least two
+//!   (one run is a sequential instance). uFLIP's partitions are sequential streams; a run
+//!   shorter than θ_seq pages is not one (its writes are as costly as random ones), so it
+//!   does not make a partition. (With 2-page partitions instead, the SD card of the
+//!   reproduction flushed four scattered pairs per "partitioned" instance — four merges —
+//!   and StableBuffer lost most of its gain there.)
 //! - **focused**: pages whose destinations lie within one area no larger than the device's
 //!   focused-area size `F` (in pages). On-demand recognition slides a window of `F` pages
 //!   over the sorted destinations and takes the fullest window (ties: the lowest); the
@@ -30,7 +34,8 @@ use super::config::PatternCosts;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-/// Shortest run that counts as one partition of a partitioned instance.
+/// Shortest run that ever counts as one partition of a partitioned instance (the bound is
+/// `⌈θ_seq⌉` when that is larger).
 pub const MIN_PARTITION_RUN: u64 = 2;
 
 /// A write pattern of the paper.
@@ -95,6 +100,8 @@ pub struct PatternParams {
     pub partitions: usize,
     /// Focused-area size in pages (`F`, at least 1).
     pub focus_pages: u64,
+    /// Shortest run that counts as a partition: `max(2, ⌈θ_seq⌉)`.
+    pub min_run: u64,
 }
 
 impl PatternParams {
@@ -117,6 +124,7 @@ impl PatternParams {
             ],
             partitions: costs.partitions.max(1) as usize,
             focus_pages: (costs.focused_area_bytes / page_size as u64).max(1),
+            min_run: (theta_seq.ceil() as u64).max(MIN_PARTITION_RUN),
         }
     }
 
@@ -202,12 +210,16 @@ fn expand(runs: &[(u64, u64)]) -> Vec<u64> {
 ///
 /// ```
 /// use flashbuf_store::stable_buffer::{on_demand, Pattern, PatternCosts, PatternParams};
-/// let params = PatternParams::new(&PatternCosts::default(), 4096); // F = 1024 pages
-/// let mut staged = vec![10, 11, 12, 13, 40, 41, 42, 900, 5000];
+/// // The paper's Mtron figures with 4 KiB pages: θ_seq = 8, F = 1024 pages.
+/// let params = PatternParams::new(&PatternCosts::default(), 4096);
+/// let mut staged: Vec<u64> = (10..20).chain(40..48).chain([60, 61, 900, 5000]).collect();
 /// let c = on_demand(&mut staged, &params);
-/// assert_eq!(c.sequential.unwrap().pages, vec![10, 11, 12, 13]);
-/// assert_eq!(c.partitioned.unwrap().pages, vec![10, 11, 12, 13, 40, 41, 42]);
-/// assert_eq!(c.focused.unwrap().pages, vec![10, 11, 12, 13, 40, 41, 42, 900]);
+/// assert_eq!(c.sequential.unwrap().pages, (10..20).collect::<Vec<u64>>());
+/// // Runs of at least θ_seq = 8 pages make partitions (60..62 does not).
+/// let par: Vec<u64> = (10..20).chain(40..48).collect();
+/// assert_eq!(c.partitioned.unwrap().pages, par);
+/// // Everything but 5000 lies within one window of 1024 pages.
+/// assert_eq!(c.focused.unwrap().len(), 21);
 /// ```
 pub fn on_demand(dests: &mut [u64], params: &PatternParams) -> Candidates {
     dests.sort_unstable();
@@ -229,7 +241,7 @@ pub fn on_demand(dests: &mut [u64], params: &PatternParams) -> Candidates {
     let parts: Vec<(u64, u64)> = order
         .iter()
         .copied()
-        .filter(|&(_, l)| l >= MIN_PARTITION_RUN)
+        .filter(|&(_, l)| l >= params.min_run)
         .take(params.partitions)
         .collect();
     let partitioned = (parts.len() >= 2).then(|| Instance {
@@ -263,6 +275,7 @@ pub fn on_demand(dests: &mut [u64], params: &PatternParams) -> Candidates {
 #[derive(Debug, Clone)]
 pub struct IncrementalRecognizer {
     focus_pages: u64,
+    min_run: u64,
     partitions: usize,
     dests: BTreeSet<u64>,
     /// Runs: start → length.
@@ -280,6 +293,7 @@ impl IncrementalRecognizer {
     pub fn new(params: &PatternParams) -> Self {
         Self {
             focus_pages: params.focus_pages,
+            min_run: params.min_run,
             partitions: params.partitions,
             dests: BTreeSet::new(),
             runs: BTreeMap::new(),
@@ -385,7 +399,7 @@ impl IncrementalRecognizer {
             .by_len
             .iter()
             .map(|&(Reverse(l), s)| (s, l))
-            .take_while(|&(_, l)| l >= MIN_PARTITION_RUN)
+            .take_while(|&(_, l)| l >= self.min_run)
             .take(self.partitions)
             .collect();
         let partitioned = (parts.len() >= 2).then(|| Instance {
@@ -454,6 +468,7 @@ mod tests {
             theta: [4.0, 6.0, 8.0],
             partitions: 2,
             focus_pages,
+            min_run: 2,
         }
     }
 
