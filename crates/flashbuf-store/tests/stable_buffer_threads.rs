@@ -148,7 +148,7 @@ fn run(recognition: Recognition, flush: FlushMode, writes_per_thread: u64) {
                         assert!(buf == content(pid, v), "page {pid} v{v}: wrong bytes");
                     }
                     reads += 1;
-                    if reads % 2000 == 0 {
+                    if reads.is_multiple_of(2000) {
                         store.check_invariants().unwrap();
                     }
                 }
