@@ -13,20 +13,26 @@
 //! # Readings taken (design.md §4)
 //! The text lost the pattern definitions, the selection formula and the focused
 //! threshold's formula; see [`patterns`] for the definitions. In short: sequential =
-//! consecutive destinations; partitioned = up to `P` sequential runs in distinct areas;
-//! focused = any order within an area no larger than the device's focused-area size.
-//! Passive flushing takes the instance with the highest `m / T_x` (pages per unit of
-//! flushing time); proactive flushing takes, among instances with `m ≥ θ_x`, the highest
-//! score, where `θ_seq = θ_min / page size`, `θ_par = θ_seq · T_par / T_seq`,
-//! `θ_focus = θ_seq · T_focus / T_seq`. The times and θ_min come from a uFLIP-style
-//! [`DeviceProfile`](flashbuf_device::DeviceProfile) ([`PatternCosts`]). Other readings:
+//! consecutive destinations; partitioned = up to `P` sequential runs (each of at least
+//! `⌈θ_seq⌉` pages) in distinct areas; focused = any order within an area no larger than
+//! the device's focused-area size (on-demand: the fullest sliding window; incremental: the
+//! fullest aligned area). Passive flushing takes the instance with the highest `m / T_x`
+//! (`m` pages, `T_x` the pattern's time per page: most slots reclaimed per unit of
+//! flushing time); proactive flushing takes, among the instances with `m ≥ θ_x`, the
+//! highest score, where `θ_seq = θ_min / page size`, `θ_par = θ_seq · T_par / T_seq`,
+//! `θ_focus = θ_seq · T_focus / T_seq`. The times, θ_min, the focused-area size and `P`
+//! come from a uFLIP-style [`DeviceProfile`](flashbuf_device::DeviceProfile)
+//! ([`PatternCosts`]); without one, the paper's Mtron figures. Other readings:
+//! - The staging size defaults to the profile's focused-area size (§2.1 and §4: "the
+//!   setting of StableBuffer size to that of the focused area").
 //! - Flushed instances are written sorted by destination in one device batch (partitioned
 //!   runs one after the other rather than round-robin: cheaper, and the same pages).
 //! - Proactive flushing requires incremental recognition (§3.2: "it naturally requires the
-//!   pattern recognizer working in an incremental fashion"); writers of a full area still
-//!   flush passively.
-//! - Updating a staged page in place (Algorithm 2) is done only while no `sync` has
-//!   promised the staged copy (see *Durability*); otherwise the update takes a new slot.
+//!   pattern recognizer working in an incremental fashion"); writers that find the area
+//!   full anyway flush passively.
+//! - Updating a staged page in place (Algorithm 2) is done only while no caller's `sync`
+//!   has promised the staged copy (see *Durability*); otherwise the update takes a new
+//!   slot.
 //! - The page's version stamp is the paper's "timestamp" compared with the home page at
 //!   recovery: callers must stamp successive writes of a page with increasing versions,
 //!   as the buffer pool and the lab do.
@@ -40,21 +46,30 @@
 //! # Durability
 //! The promise of design.md §6: after `sync()` returns, every page written before it
 //! survives a crash with exactly its bytes; later writes come back old or new, never torn.
-//! The protocol:
-//! 1. A staged copy promised by a sync (written before a sync *started*) is never
-//!    overwritten in place; the update goes to a new slot and the old slot is *held* until
-//!    a sync that starts after the new copy completed has completed. A torn slot is
-//!    invalid (checksum), so recovery falls back to the held copy.
-//! 2. A flush syncs first if any page of the instance was staged since the last sync
-//!    began (so a torn home write always has a valid staged copy to recover from), writes
-//!    the pages home, syncs, and only then frees their slots: a slot is never reused
-//!    before its page's home copy is durable, so no older staged copy can win at recovery.
+//! Two kinds of device sync serve it: a *promise* sync (a caller's `sync`, the end of
+//! recovery, a writer releasing held slots) and a flush's own syncs, which make its pages
+//! durable but promise nothing. The protocol:
+//! 1. A staged copy written before a promise sync started is never overwritten in place:
+//!    the update goes to a new slot, and the old slot is *held* until a promise sync that
+//!    starts after the new copy completed has completed. Copies written since the last
+//!    promise sync are updated in place (Algorithm 2): if such a write tears, the slot
+//!    fails its checksum and recovery falls back to the held or home copy, which is at
+//!    least as new as the last promised version.
+//! 2. A flush first syncs if any page of the instance may not be durable yet (staged since
+//!    the last promise sync began, or a sync is in flight), so that a torn home write
+//!    always leaves a valid staged copy; then it writes the pages home, syncs, and only
+//!    then frees their slots: a slot is never reused before its page's home copy is
+//!    durable, so no older staged copy can win at recovery.
 //! 3. Recovery scans every slot, keeps the newest valid copy per destination (highest
 //!    sequence; slots of another format fail the salted checksum), compares its version
 //!    with the home page's (a home page failing its check counts as older) and stages it
-//!    again only if it is newer; everything else is free. It ends with a device sync so
+//!    again only if it is newer; everything else is free. It ends with a promise sync so
 //!    that nothing it relied on can vanish before slots are reused.
-//! 4. Any device error poisons the store (fail-stop); the background flusher's errors too.
+//! 4. Any device error poisons the store (fail-stop); the background flusher's too.
+//!
+//! `tests/stable_buffer_crash.rs` checks this at thousands of crash points (every device
+//! write and sync, with lost, kept, reordered and torn writes), and each rule above is
+//! needed: breaking any one of them makes that suite fail.
 //!
 //! # Concurrency
 //! One mutex guards the SBTT, the bitmaps, the recognizer and the counters; device I/O

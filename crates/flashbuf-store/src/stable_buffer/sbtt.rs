@@ -240,12 +240,12 @@ impl Bits {
 ///
 /// - `used`: the slot holds a staged page (mapped in the SBTT), is reserved for a write in
 ///   flight, or is being flushed.
-/// - `fresh`: its image was written after the start of the last sync, so no `sync` has
-///   promised it: an in-place update may overwrite it.
+/// - `fresh`: its image was written after the start of the last promise sync (a caller's
+///   `sync`), so nothing has promised it: an in-place update may overwrite it.
 /// - `busy`: a write into the slot is in flight (readers wait; flushes skip it).
 /// - `flushing`: the slot is part of a flush in flight.
-/// - `held`: superseded by a newer copy in another slot; not reusable until a sync that
-///   starts after now completes (until then it may hold the last durable copy).
+/// - `held`: superseded by a newer copy in another slot; not reusable until a promise sync
+///   that starts after now completes (until then it may hold the last promised copy).
 /// - `releasing`: `held` slots a sync in flight will release.
 #[derive(Debug, Clone)]
 pub struct SlotBits {
@@ -395,8 +395,8 @@ impl SlotBits {
         self.held.set(slot, true);
     }
 
-    /// A sync starts: nothing written so far is fresh any more, and every held slot will
-    /// be released when the sync completes.
+    /// A promise sync starts: nothing written so far is fresh any more, and every held
+    /// slot will be released when the sync completes.
     pub fn start_sync(&mut self) {
         self.fresh.clear_all();
         for (r, h) in self.releasing.0.iter_mut().zip(self.held.0.iter_mut()) {
@@ -405,7 +405,8 @@ impl SlotBits {
         }
     }
 
-    /// A sync completed: the slots it was to release become free. Returns how many.
+    /// A promise sync completed: the slots it was to release become free. Returns how
+    /// many.
     pub fn finish_sync(&mut self) -> u32 {
         let n = self.releasing.count() as u32;
         self.releasing.clear_all();
