@@ -205,9 +205,10 @@ pub fn stable_buffer_costs(
         None => return Ok(PatternCosts::default()),
     };
     let profile = match source.strip_prefix("sim:") {
-        Some(_) => measure_sim_profile(&source, ctx.page_size, ctx.seed)?,
-        None => DeviceProfile::load(std::path::Path::new(&source))?,
-    };
+        Some(_) => measure_sim_profile(&source, ctx.page_size, ctx.seed),
+        None => DeviceProfile::load(std::path::Path::new(&source)).map_err(LabError::from),
+    }
+    .map_err(|e| LabError::Usage(format!("stable-buffer profile={source}: {e}")))?;
     Ok(PatternCosts::from_profile(&profile))
 }
 
