@@ -108,7 +108,7 @@ impl<D: Device> Inner<D> {
         let ps = self.cfg.page_size;
         let mut bufs = AlignedBuf::zeroed(ps * job.items.len(), 4096);
         let mut end = 0u64;
-        let mut ops = Vec::with_capacity(job.items.len());
+        let mut homes = Vec::with_capacity(job.items.len());
         for (k, &(d, s)) in job.items.iter().enumerate() {
             let buf = &mut bufs[k * ps..(k + 1) * ps];
             self.poison
@@ -129,14 +129,16 @@ impl<D: Device> Inner<D> {
                 StoreError::Invalid(format!("page {d} is beyond the addressable range"))
             })?;
             end = end.max(home + ps as u64);
+            homes.push(home);
         }
-        for (k, &(d, _)) in job.items.iter().enumerate() {
-            let offset = self.layout.data_offset + d * ps as u64;
-            ops.push(WriteOp {
+        let ops: Vec<WriteOp<'_>> = homes
+            .iter()
+            .enumerate()
+            .map(|(k, &offset)| WriteOp {
                 offset,
                 data: &bufs[k * ps..(k + 1) * ps],
-            });
-        }
+            })
+            .collect();
         if job.pre_sync {
             self.sync_device(false)?;
         }

@@ -324,10 +324,23 @@ impl<D: Device + 'static> StableBufferStore<D> {
         })
     }
 
+    fn check_alignment(dev: &D, cfg: &StableBufferConfig) -> Result<(), StoreError> {
+        let a = dev.alignment().max(1);
+        if !cfg.page_size.is_multiple_of(a) {
+            return Err(StoreError::Invalid(format!(
+                "page size {} is not a multiple of {}'s alignment ({a} bytes)",
+                cfg.page_size,
+                dev.describe()
+            )));
+        }
+        Ok(())
+    }
+
     /// Formats `dev` as a new, empty store (whatever it held is lost) and syncs. The
     /// generation salt differs from the previous format's if the device held one.
     pub fn create(dev: D, cfg: StableBufferConfig) -> Result<Self, StoreError> {
         cfg.validate()?;
+        Self::check_alignment(&dev, &cfg)?;
         let prev = Superblock::read(&dev).ok().map(|s| s.salt);
         let salt = cfg.salt.unwrap_or_else(|| fresh_salt(prev));
         let slots = cfg.slots() as u32;
@@ -368,6 +381,7 @@ impl<D: Device + 'static> StableBufferStore<D> {
     /// staging size, with a message saying which.
     pub fn open(dev: D, cfg: StableBufferConfig) -> Result<Self, StoreError> {
         cfg.validate()?;
+        Self::check_alignment(&dev, &cfg)?;
         let sb = Superblock::read(&dev)?;
         // Kind and page size first (their messages are the clearest).
         sb.expect(KIND, cfg.page_size, sb.config_fingerprint)?;
