@@ -773,10 +773,21 @@ fn details(main: &[Measure]) -> Section {
             "pages/flush",
             "erases",
             "B/slot",
+            "recognizer B/slot",
         ],
     );
     for m in main {
         let b = &m.buckets;
+        let recog = m
+            .memory
+            .map(|mem| {
+                if mem.recognizer_bytes == 0 {
+                    "-".to_string()
+                } else {
+                    format!("{:.1}", mem.recognizer_bytes as f64 / f64::from(mem.slots))
+                }
+            })
+            .unwrap_or_default();
         let (flushes, per, absorbed, mem) = match (&m.sb, &m.memory) {
             (Some(sb), Some(mem)) => {
                 let n: u64 = sb.flushes.iter().sum();
@@ -806,11 +817,13 @@ fn details(main: &[Measure]) -> Section {
             per,
             m.device_stats.erases.to_string(),
             mem,
+            recog,
         ]);
     }
     s.notes.push(
         "absorbed = writes that never reached home (overwritten while staged, or still staged); \
-         B/slot = SBTT + bitmap memory per slot"
+         B/slot = SBTT + bitmap memory per slot; recognizer = the incremental method's ordered \
+         sets at the end of the run, per slot (approximate)"
             .into(),
     );
     s

@@ -81,8 +81,10 @@
 //!
 //! # Memory
 //! SBTT + bitmaps: 14.75 bytes per slot (8-byte destination per slot, 4-byte buckets at
-//! load ≤ 2/3, six 1-bit maps); see [`StableBufferStore::memory`]. The incremental
-//! recognizer's ordered sets come on top (reported separately).
+//! load ≤ 2/3, six 1-bit maps); see [`StableBufferStore::memory`]. The bitmaps are whole
+//! 64-bit words, so below 64 slots the rounding adds a few bytes per slot. The incremental
+//! recognizer's ordered sets come on top (up to about 60 bytes per staged page, reported
+//! separately); on-demand recognition allocates its sorted array only during a flush.
 
 pub mod config;
 mod flush;
