@@ -55,6 +55,11 @@ impl<D: Device> Inner<D> {
         loop {
             let mut st = self.state.lock();
             self.poison.check()?;
+            if st.next_seq > SEQ_MAX {
+                return Err(StoreError::Full(
+                    "staging sequence numbers exhausted (2^48 writes); reformat".to_string(),
+                ));
+            }
             let cur = st.sbtt.get(d);
             let target = match cur {
                 Some(a) if st.bits.fresh(a) && !st.bits.busy(a) && !st.bits.flushing(a) => {
@@ -82,11 +87,6 @@ impl<D: Device> Inner<D> {
                 continue;
             };
             let seq = st.next_seq;
-            if seq > SEQ_MAX {
-                return Err(StoreError::Full(
-                    "staging sequence numbers exhausted (2^48 writes); reformat".to_string(),
-                ));
-            }
             st.next_seq += 1;
             st.slot_write_gen += 1;
             drop(st);
