@@ -3,14 +3,19 @@
 
 use crate::spec::Spec;
 use crate::LabError;
-use flashbuf_device::profile::{run_profile, ProfileOptions};
 use flashbuf_device::sim::{sim_profile_names, SimDevice, SimProfile};
-use flashbuf_device::{CostDevice, Device, FileDevice, FileDeviceOptions, LatencyModel, MemDevice};
+use flashbuf_device::{
+    run_profile, CostDevice, Device, DeviceProfile, FileDevice, FileDeviceOptions, LatencyModel,
+    MemDevice, ProfileOptions,
+};
 use flashbuf_pool::policy::fd_buffer::{ClusterVictim, Clustering, OrderKind};
 use flashbuf_pool::policy::offline::{bounds, CostModel, OfflinePolicy, OfflineRule};
 use flashbuf_pool::policy::{
     Casa, CasaConfig, Cfdc, CfdcConfig, Cflru, CflruConfig, ClusterChoice, ClusterMode, Clustered,
     ClusteringConfig, FdBuffer, FdBufferHandle, FdBufferOptions, Lru, Policy,
+};
+use flashbuf_store::stable_buffer::{
+    FlushMode, PatternCosts, Recognition, StableBufferConfig, StableBufferStore,
 };
 use flashbuf_store::{DirectStore, DirectStoreConfig, PageStore};
 use std::path::PathBuf;
@@ -22,7 +27,7 @@ pub const DEVICE_NAMES: &[&str] = &["memory", "cost", "file:PATH", "sim:PROFILE"
 /// areas, logs; unused logical space costs a page-mapped or hybrid FTL nothing).
 pub const SIM_SLACK_BYTES: u64 = 64 << 20;
 /// Store names.
-pub const STORE_NAMES: &[&str] = &["direct"];
+pub const STORE_NAMES: &[&str] = &["direct", "stable-buffer"];
 /// Policy names.
 pub const POLICY_NAMES: &[&str] = &[
     "none",
@@ -264,8 +269,94 @@ pub fn build_store(
             };
             Ok(Box::new(DirectStore::create(device, cfg)?))
         }
+        "stable-buffer" => {
+            let cfg = stable_buffer_config(spec, device.as_ref(), ctx)?;
+            Ok(Box::new(StableBufferStore::create(device, cfg)?))
+        }
         other => Err(unknown("store", other, STORE_NAMES)),
     }
+}
+
+/// Options of `stable-buffer`.
+pub const STABLE_BUFFER_OPTIONS: &[&str] =
+    &["recognition", "flush", "size", "profile", "align", "grow"];
+
+/// The configuration `stable-buffer:recognition=ondemand|incremental,flush=passive|proactive,
+/// size=BYTES,profile=sim:NAME|PATH,align=BYTES,grow=BYTES` names for a store on `device`.
+/// Defaults: incremental, passive, the profile's focused-area size, the device's own
+/// profile (see [`stable_buffer_costs`]), 4 MiB alignment, 64 MiB growth.
+pub fn stable_buffer_config(
+    spec: &Spec,
+    device: &dyn Device,
+    ctx: &BuildContext,
+) -> Result<StableBufferConfig, LabError> {
+    spec.allow(STABLE_BUFFER_OPTIONS)?;
+    let costs = stable_buffer_costs(spec, device, ctx)?;
+    Ok(StableBufferConfig {
+        page_size: ctx.page_size,
+        staging_bytes: spec.get_bytes("size", costs.focused_area_bytes)?,
+        recognition: Recognition::parse(&spec.get("recognition", "incremental".to_string())?)?,
+        flush: FlushMode::parse(&spec.get("flush", "passive".to_string())?)?,
+        align_bytes: spec.get_bytes("align", 4 << 20)?,
+        grow_bytes: spec.get_bytes("grow", 64 << 20)?,
+        costs,
+        salt: None,
+    })
+}
+
+/// The pattern costs of `stable-buffer:profile=...`: `sim:NAME` measures that simulated
+/// profile (as `flashbuf profile --device sim:NAME` does, for the run's page size and
+/// seed), anything else is a profile JSON file; without the option, a simulated device's
+/// own profile is measured, and other devices get the paper's Mtron figures.
+pub fn stable_buffer_costs(
+    spec: &Spec,
+    device: &dyn Device,
+    ctx: &BuildContext,
+) -> Result<PatternCosts, LabError> {
+    let described = device.describe();
+    let source = match spec.opts.get("profile") {
+        Some(p) => p.clone(),
+        None if described.starts_with("sim:") => described,
+        None => return Ok(PatternCosts::default()),
+    };
+    let profile = match source.strip_prefix("sim:") {
+        Some(_) => measure_sim_profile(&source, ctx.page_size, ctx.seed),
+        None => DeviceProfile::load(std::path::Path::new(&source)).map_err(LabError::from),
+    }
+    .map_err(|e| LabError::Usage(format!("stable-buffer profile={source}: {e}")))?;
+    Ok(PatternCosts::from_profile(&profile))
+}
+
+/// Measures the uFLIP-style profile of the simulated device `sim_name` (`sim:PROFILE[:opts]`)
+/// on a fresh 256 MiB device, for `page_size`: what `flashbuf profile --device` prints.
+pub fn measure_sim_profile(
+    sim_name: &str,
+    page_size: usize,
+    seed: u64,
+) -> Result<DeviceProfile, LabError> {
+    let area: u64 = 256 << 20;
+    let spec = Spec::parse(sim_name)?;
+    if spec.name != "sim" {
+        return Err(LabError::Usage(format!(
+            "'{sim_name}' is not a simulated device (sim:PROFILE)"
+        )));
+    }
+    let ctx = BuildContext {
+        page_size,
+        data_pages: area / page_size as u64,
+        seed,
+        facts: DeviceFacts::default(),
+    };
+    let dev = build_sim(&spec, &ctx)?;
+    dev.set_len(area)?;
+    let opts = ProfileOptions {
+        page_size: page_size as u64,
+        area_bytes: Some(area),
+        device_name: Some(spec.to_string()),
+        seed,
+        ..ProfileOptions::default()
+    };
+    Ok(run_profile(&dev, &opts)?)
 }
 
 /// Builds the policy named by `spec` for `frames` frames; `None` for `none` (pass-through:

@@ -71,7 +71,13 @@ impl Harness {
 fn provoke(h: &mut Harness, fault: Fault) -> PoolError {
     for i in 0..64u64 {
         let r = match fault {
-            Fault::Read => h.pool.read(PageId(i)).map(|_| ()),
+            // Alternate never-written pages (which evict) with the written pages 0..3
+            // (which then miss and must be read from the device; a store may answer
+            // never-written pages without any device read).
+            Fault::Read => {
+                let pid = if i % 2 == 0 { 100 + i } else { (i / 2) % 3 };
+                h.pool.read(PageId(pid)).map(|_| ())
+            }
             Fault::Write => h.write(i),
             Fault::Sync => h.write(i % 3).and_then(|()| h.sync()),
         };

@@ -3,6 +3,8 @@
 //! A [`PageStore`] maps page ids to device I/O and owns its on-device format and recovery.
 //! Implementations:
 //! - [`DirectStore`]: in-place writes to a data area behind a superblock.
+//! - [`StableBufferStore`]: pages staged in a small on-device area and flushed home in
+//!   efficient write patterns ([`stable_buffer`]).
 //!
 //! [`testing`] holds the crash-consistency harness every store must pass (fault device,
 //! model, crash points, store factories); the lab's `flashbuf torture` uses it too.
@@ -15,12 +17,14 @@
 mod direct;
 mod error;
 mod poison;
+pub mod stable_buffer;
 mod superblock;
 pub mod testing;
 
 pub use direct::{DirectStore, DirectStoreConfig};
 pub use error::StoreError;
 pub use poison::Poison;
+pub use stable_buffer::{StableBufferConfig, StableBufferStore};
 pub use superblock::{Superblock, SUPERBLOCK_FORMAT, SUPERBLOCK_MAGIC};
 
 use flashbuf_core::{DeviceStats, DirtyRanges, PageId};

@@ -8,6 +8,7 @@
 pub mod cfdc;
 pub mod fd_buffer;
 mod runner;
+pub mod stablebuffer;
 
 use crate::LabError;
 use serde::Serialize;
@@ -15,7 +16,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 /// Papers `reproduce` knows.
-pub const PAPERS: &[&str] = &["cfdc", "fd-buffer"];
+pub const PAPERS: &[&str] = &["cfdc", "fd-buffer", "stablebuffer"];
 
 /// Options shared by every reproduction.
 #[derive(Debug, Clone)]
@@ -121,6 +122,7 @@ fn run_one(paper: &str, opts: &ReproduceOptions) -> Result<Report, LabError> {
     match paper {
         "cfdc" => cfdc::run(opts),
         "fd-buffer" => fd_buffer::run(opts),
+        "stablebuffer" => stablebuffer::run(opts),
         other => Err(LabError::Usage(format!(
             "unknown paper '{other}'; valid: {}all",
             PAPERS.iter().map(|p| format!("{p}, ")).collect::<String>()

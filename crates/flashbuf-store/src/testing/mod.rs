@@ -37,6 +37,7 @@ pub mod content;
 pub mod model;
 pub mod sim;
 
+use crate::stable_buffer::{FlushMode, Recognition, StableBufferConfig, StableBufferStore};
 use crate::{DirectStore, DirectStoreConfig, PageStore, StoreError};
 use flashbuf_device::Device;
 
@@ -54,6 +55,12 @@ pub struct StoreFactory {
     pub create: CreateFn,
     /// Opens and recovers a device.
     pub open: OpenFn,
+    /// Whether the store hides torn writes entirely: after any crash a page is old or new,
+    /// never reported corrupt (StableBuffer: a torn staged copy fails its slot checksum and
+    /// recovery falls back to the previous valid copy). The suites then assert that no
+    /// page ever comes back corrupt; for other stores they assert that torn unsynced
+    /// writes are seen (and reported as corrupt, never returned).
+    pub masks_torn_writes: bool,
 }
 
 impl StoreFactory {
@@ -97,12 +104,59 @@ fn direct_open(dev: Box<dyn Device>, page_size: usize) -> Result<Box<dyn PageSto
     Ok(Box::new(DirectStore::open(dev, direct_config(page_size))?))
 }
 
+/// StableBuffer with a small staging area (16 slots), so that crash points fall into
+/// flushes often, with the given recognition method (passive flushing: the background
+/// flusher's own crash suite is in `tests/stable_buffer_crash.rs`).
+fn stable_buffer_config(page_size: usize, recognition: Recognition) -> StableBufferConfig {
+    StableBufferConfig {
+        staging_bytes: 16 * page_size as u64,
+        recognition,
+        flush: FlushMode::Passive,
+        ..StableBufferConfig::with_page_size(page_size)
+    }
+}
+
+fn sb_create(dev: Box<dyn Device>, page_size: usize) -> Result<Box<dyn PageStore>, StoreError> {
+    let cfg = stable_buffer_config(page_size, Recognition::OnDemand);
+    Ok(Box::new(StableBufferStore::create(dev, cfg)?))
+}
+
+fn sb_open(dev: Box<dyn Device>, page_size: usize) -> Result<Box<dyn PageStore>, StoreError> {
+    let cfg = stable_buffer_config(page_size, Recognition::OnDemand);
+    Ok(Box::new(StableBufferStore::open(dev, cfg)?))
+}
+
+fn sbi_create(dev: Box<dyn Device>, page_size: usize) -> Result<Box<dyn PageStore>, StoreError> {
+    let cfg = stable_buffer_config(page_size, Recognition::Incremental);
+    Ok(Box::new(StableBufferStore::create(dev, cfg)?))
+}
+
+fn sbi_open(dev: Box<dyn Device>, page_size: usize) -> Result<Box<dyn PageStore>, StoreError> {
+    let cfg = stable_buffer_config(page_size, Recognition::Incremental);
+    Ok(Box::new(StableBufferStore::open(dev, cfg)?))
+}
+
 /// Every store the suites run. Add a store here (one entry) and it joins them all.
-pub const STORES: &[StoreFactory] = &[StoreFactory {
-    name: "direct",
-    create: direct_create,
-    open: direct_open,
-}];
+pub const STORES: &[StoreFactory] = &[
+    StoreFactory {
+        name: "direct",
+        create: direct_create,
+        open: direct_open,
+        masks_torn_writes: false,
+    },
+    StoreFactory {
+        name: "stable-buffer",
+        create: sb_create,
+        open: sb_open,
+        masks_torn_writes: true,
+    },
+    StoreFactory {
+        name: "stable-buffer-incremental",
+        create: sbi_create,
+        open: sbi_open,
+        masks_torn_writes: true,
+    },
+];
 
 /// The store named `name`; the error lists the names known.
 pub fn store_by_name(name: &str) -> Result<&'static StoreFactory, String> {
