@@ -32,9 +32,9 @@ fn kills() -> usize {
 }
 
 /// Runs `flashbuf check` and returns its JSON report (failing the test on a violation).
-fn check(dir: &Path, ctx: &str) -> serde_json::Value {
+fn check(store: &str, dir: &Path, ctx: &str) -> serde_json::Value {
     let out = bin()
-        .args(["check", "--store", "direct", "--json", "--path"])
+        .args(["check", "--store", store, "--json", "--path"])
         .arg(dir)
         .output()
         .unwrap();
@@ -52,6 +52,13 @@ fn check(dir: &Path, ctx: &str) -> serde_json::Value {
 
 #[test]
 fn sigkill_at_random_moments_never_loses_an_acknowledged_page() {
+    // Every store the shared crash harness knows (`flashbuf_store::testing::STORES`).
+    for f in flashbuf_store::testing::STORES {
+        kill_loop(f.name);
+    }
+}
+
+fn kill_loop(store: &str) {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().join("run");
     let mut rng = SplitMix64::new(0x5EED);
@@ -60,7 +67,7 @@ fn sigkill_at_random_moments_never_loses_an_acknowledged_page() {
     let mut last_acked = 0;
     for i in 0..n {
         let mut cmd = bin();
-        cmd.args(["torture", "--store", "direct", "--pages", "128", "--seed"])
+        cmd.args(["torture", "--store", store, "--pages", "128", "--seed"])
             .arg(i.to_string())
             .arg("--path")
             .arg(&d)
@@ -90,7 +97,7 @@ fn sigkill_at_random_moments_never_loses_an_acknowledged_page() {
         std::thread::sleep(Duration::from_micros(rng.below(150_000)));
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
-        let v = check(&d, &format!("kill {i}"));
+        let v = check(store, &d, &format!("store {store}, kill {i}"));
         checks += 1;
         let acked = v["rounds_acked"].as_u64().unwrap();
         assert!(acked >= last_acked, "kill {i}: journal went backwards");
@@ -100,7 +107,7 @@ fn sigkill_at_random_moments_never_loses_an_acknowledged_page() {
         corrupt += v["corrupt_unsynced"].as_u64().unwrap();
     }
     eprintln!(
-        "{n} SIGKILLs, {checks} checks passed: {last_acked} rounds acknowledged, {mid_round} kills mid-round, \
+        "store {store}: {n} SIGKILLs, {checks} checks passed: {last_acked} rounds acknowledged, {mid_round} kills mid-round, \
          {newer} pages found newer than acknowledged, {corrupt} corrupt after an unsynced write"
     );
     assert_eq!(checks, n);
@@ -130,7 +137,7 @@ fn sigkill_during_startup_leaves_a_startable_directory() {
         child.kill().unwrap();
         child.wait().unwrap();
         if d.join("torture.journal").exists() {
-            check(&d, &format!("early kill {i}"));
+            check("direct", &d, &format!("early kill {i}"));
         }
     }
     let out = bin()
@@ -143,5 +150,5 @@ fn sigkill_during_startup_leaves_a_startable_directory() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    check(&d, "after early kills");
+    check("direct", &d, "after early kills");
 }
