@@ -112,6 +112,8 @@ fn stable_buffer_config(page_size: usize, recognition: Recognition) -> StableBuf
         staging_bytes: 16 * page_size as u64,
         recognition,
         flush: FlushMode::Passive,
+        // Small growth steps keep crash images (copied at every crash point) small.
+        grow_bytes: DIRECT_GROW_PAGES * page_size as u64,
         ..StableBufferConfig::with_page_size(page_size)
     }
 }
