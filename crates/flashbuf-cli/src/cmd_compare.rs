@@ -39,6 +39,10 @@ pub struct CompareArgs {
     /// Print CSV instead of a table.
     #[arg(long, conflicts_with = "json")]
     pub csv: bool,
+    /// Also draw I/O cost per reference against buffer size, one line per policy × store
+    /// × device, into this SVG file.
+    #[arg(long)]
+    pub plot: Option<std::path::PathBuf>,
 }
 
 fn specs(
@@ -103,6 +107,10 @@ pub fn run(a: CompareArgs) -> Result<ExitCode, LabError> {
             );
         }
     })?;
+    if let Some(p) = &a.plot {
+        let title = format!("{} ({} B pages)", m.base.trace.display(), m.base.page_size);
+        flashbuf_lab::plot::plot_svg(&runs, p, &title)?;
+    }
     if a.common.json {
         print(&json(&runs))?;
         print("\n")?;

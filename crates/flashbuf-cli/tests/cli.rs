@@ -182,3 +182,31 @@ fn paranoid_replay_passes_and_passthrough_verifies() {
     assert_eq!(v["runs"][0]["verify_errors"], 0);
     assert_eq!(v["runs"][0]["hits"], 0);
 }
+
+#[test]
+fn compare_draws_an_svg_plot() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("cmp.svg");
+    let o = flashbuf(&[
+        "compare",
+        "--limit",
+        "5000",
+        "--policies",
+        "lru,cflru",
+        "--device",
+        "memory",
+        "--buffer-pages",
+        "16",
+        "--buffer-pages",
+        "64",
+        "--quiet",
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        text.contains("<svg") && text.contains("cflru / direct / memory"),
+        "{text}"
+    );
+}

@@ -18,6 +18,7 @@ pub mod dynamics;
 mod error;
 pub mod feed;
 pub mod oracle;
+pub mod plot;
 pub mod registry;
 pub mod replay;
 pub mod reproduce;
