@@ -3,6 +3,7 @@
 mod cmd_bench;
 mod cmd_check;
 mod cmd_compare;
+mod cmd_convert;
 mod cmd_profile;
 mod cmd_replay;
 mod cmd_reproduce;
@@ -33,6 +34,8 @@ enum Command {
     /// Measure replay speed: repeat one configuration and report the best and median
     /// references per second (trace reading and decompression included) and peak memory.
     Bench(cmd_bench::BenchArgs),
+    /// Convert a trace to the page-reference CSV (`op,page`), plain or .zst.
+    Convert(cmd_convert::ConvertArgs),
     /// uFLIP-style device profile of a simulated device or a real file.
     Profile(cmd_profile::ProfileArgs),
     /// Reproduce a paper's experiments on the simulated counterpart devices.
@@ -50,6 +53,7 @@ fn main() -> ExitCode {
         Command::Replay(a) => cmd_replay::run(a),
         Command::Compare(a) => cmd_compare::run(a),
         Command::Bench(a) => cmd_bench::run(a),
+        Command::Convert(a) => cmd_convert::run(a),
         Command::Profile(a) => cmd_profile::run(a),
         Command::Reproduce(a) => cmd_reproduce::run(a),
         Command::Torture(a) => cmd_torture::run(a),

@@ -210,3 +210,47 @@ fn compare_draws_an_svg_plot() {
         "{text}"
     );
 }
+
+#[test]
+fn convert_to_page_trace_replays_identically_and_never_overwrites() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("conv.csv.zst");
+    let src = "testdata/traces/pgbench-sample.iotrace.msr.csv.zst";
+    let o = flashbuf(&[
+        "convert",
+        "--trace",
+        src,
+        "--page-size",
+        "8192",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let replay = |t: &str| {
+        let o = flashbuf(&[
+            "replay",
+            "--trace",
+            t,
+            "--policy",
+            "lru",
+            "--buffer-pages",
+            "64",
+            "--page-size",
+            "8192",
+            "--json",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let r = &v["runs"][0];
+        (
+            r["references"].clone(),
+            r["hits"].clone(),
+            r["misses"].clone(),
+            r["page_writes"].clone(),
+        )
+    };
+    assert_eq!(replay(src), replay(out.to_str().unwrap()));
+    // A second conversion to the same file is refused.
+    let o = flashbuf(&["convert", "--trace", src, "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+}
