@@ -59,8 +59,7 @@ impl State {
             if c >= self.chunks.len() {
                 self.chunks.resize_with(c + 1, || None);
             }
-            let chunk =
-                self.chunks[c].get_or_insert_with(|| vec![0u8; CHUNK_BYTES].into_boxed_slice());
+            let chunk = self.chunks[c].get_or_insert_with(new_chunk);
             chunk[o..o + n].copy_from_slice(&data[done..done + n]);
             done += n;
         }
@@ -81,6 +80,21 @@ impl State {
         }
         self.len = len;
     }
+}
+
+/// A zeroed chunk whose memory pages are already mapped for writing.
+///
+/// The allocator hands out fresh zero pages lazily: a read maps the shared zero page and a
+/// later write must copy it and shoot down the other cores' TLB entries (an IPI per 4 KiB
+/// page, measured at ~6% of an LRU replay on the memory device). Touching every page with a
+/// write first maps it writable at once. The value written is opaque to the compiler so
+/// the store is not elided as redundant on zeroed memory.
+fn new_chunk() -> Box<[u8]> {
+    let mut chunk = vec![0u8; CHUNK_BYTES].into_boxed_slice();
+    for at in (0..CHUNK_BYTES).step_by(4096) {
+        chunk[at] = std::hint::black_box(0);
+    }
+    chunk
 }
 
 impl MemDevice {
