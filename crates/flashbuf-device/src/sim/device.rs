@@ -49,6 +49,9 @@ enum Backend {
 struct Inner {
     backend: Backend,
     image: Vec<u8>,
+    /// End of the highest byte ever written to `image`: everything beyond is still zero
+    /// (and, the image being allocated zeroed, not yet backed by memory).
+    written_end: usize,
     len: u64,
     now_ns: u64,
     seq: u64,
@@ -243,6 +246,7 @@ impl SimDevice {
             inner: Mutex::new(Inner {
                 backend,
                 image: vec![0u8; image_len],
+                written_end: 0,
                 len: capacity_bytes,
                 now_ns: 0,
                 seq: 0,
@@ -355,6 +359,7 @@ impl Inner {
         }
         let at = offset as usize;
         self.image[at..at + data.len()].copy_from_slice(data);
+        self.written_end = self.written_end.max(at + data.len());
         let done = match &mut self.backend {
             Backend::Flash(f) => f.write(offset, len, self.now_ns, &mut self.seq),
             Backend::Hdd(h) => h.write(offset, len, self.now_ns),
@@ -441,8 +446,15 @@ impl Device for SimDevice {
         }
         let mut inner = self.inner.lock();
         if len < inner.len {
-            let (from, to) = (len as usize, inner.len as usize);
-            inner.image[from..to].fill(0);
+            // Zero only what was ever written: filling untouched zero pages would make the
+            // kernel back the whole image with memory (a fresh 330 MB device formatted by
+            // a store spent most of a reproduction's time in page faults).
+            let from = len as usize;
+            let to = (inner.len as usize).min(inner.written_end);
+            if from < to {
+                inner.image[from..to].fill(0);
+            }
+            inner.written_end = inner.written_end.min(from);
         }
         inner.len = len;
         Ok(())
