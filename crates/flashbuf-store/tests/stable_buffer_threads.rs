@@ -17,6 +17,10 @@ use std::sync::Arc;
 
 const PS: usize = 1024;
 const PAGES: u64 = 256;
+/// Reads that must overlap the writers.
+const MIN_READS: u64 = 1000;
+/// Writers stop after at most this many times their share of writes.
+const WRITE_CAP_FACTOR: u64 = 50;
 
 fn content(pid: u64, v: u64) -> Vec<u8> {
     let mut p = vec![0u8; PS];
@@ -88,13 +92,25 @@ fn run(recognition: Recognition, flush: FlushMode, writes_per_thread: u64) {
     let done: Arc<Vec<AtomicU64>> = Arc::new((0..PAGES).map(|_| AtomicU64::new(0)).collect());
     let begun: Arc<Vec<AtomicU64>> = Arc::new((0..PAGES).map(|_| AtomicU64::new(0)).collect());
     let stop = Arc::new(AtomicBool::new(false));
+    // Reads done so far: writers go on past `writes_per_thread` until the readers have
+    // overlapped them for `MIN_READS` reads (a loaded machine may not schedule the readers
+    // early), up to `WRITE_CAP_FACTOR` times as many writes.
+    let reads_total = Arc::new(AtomicU64::new(0));
     let writers: Vec<_> = (0..2u64)
         .map(|w| {
-            let (store, done, begun) = (Arc::clone(&store), Arc::clone(&done), Arc::clone(&begun));
+            let (store, done, begun, reads_total) = (
+                Arc::clone(&store),
+                Arc::clone(&done),
+                Arc::clone(&begun),
+                Arc::clone(&reads_total),
+            );
             std::thread::spawn(move || {
                 let mut rng = SplitMix64::new(w + 1);
                 let full = DirtyRanges::full(PS);
-                for k in 0..writes_per_thread {
+                for k in 0..writes_per_thread * WRITE_CAP_FACTOR {
+                    if k >= writes_per_thread && reads_total.load(SeqCst) >= MIN_READS {
+                        break;
+                    }
                     // Writer w owns the pages with pid % 2 == w; a hot set and the rest.
                     let base = if rng.below(2) == 0 {
                         rng.below(16)
@@ -117,11 +133,12 @@ fn run(recognition: Recognition, flush: FlushMode, writes_per_thread: u64) {
         .collect();
     let readers: Vec<_> = (0..2u64)
         .map(|r| {
-            let (store, done, begun, stop) = (
+            let (store, done, begun, stop, reads_total) = (
                 Arc::clone(&store),
                 Arc::clone(&done),
                 Arc::clone(&begun),
                 Arc::clone(&stop),
+                Arc::clone(&reads_total),
             );
             std::thread::spawn(move || {
                 let mut rng = SplitMix64::new(100 + r);
@@ -148,6 +165,7 @@ fn run(recognition: Recognition, flush: FlushMode, writes_per_thread: u64) {
                         assert!(buf == content(pid, v), "page {pid} v{v}: wrong bytes");
                     }
                     reads += 1;
+                    reads_total.fetch_add(1, SeqCst);
                     if reads.is_multiple_of(2000) {
                         store.check_invariants().unwrap();
                     }
@@ -161,7 +179,7 @@ fn run(recognition: Recognition, flush: FlushMode, writes_per_thread: u64) {
     }
     stop.store(true, SeqCst);
     let reads: u64 = readers.into_iter().map(|r| r.join().unwrap()).sum();
-    assert!(reads > 100, "readers barely ran ({reads})");
+    assert!(reads >= MIN_READS, "readers barely ran ({reads})");
     eprintln!(
         "{recognition:?}/{flush:?}: {reads} reads, {:?}",
         store.sb_stats()
