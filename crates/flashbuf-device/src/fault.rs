@@ -338,6 +338,10 @@ impl Device for FaultDevice {
         Ok(())
     }
 
+    fn max_len(&self) -> Option<u64> {
+        self.state.lock().live.max_len()
+    }
+
     fn stats(&self) -> DeviceStats {
         self.counters.snapshot()
     }

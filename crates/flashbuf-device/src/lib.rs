@@ -28,7 +28,7 @@ pub use cost::{CostDevice, LatencyModel};
 pub use counting::{CountingDevice, IoCounts};
 pub use error::{DeviceError, IoOp};
 pub use file::{FileDevice, FileDeviceOptions};
-pub use memory::MemDevice;
+pub use memory::{MemDevice, MEM_DEVICE_MAX_BYTES};
 pub use profile::{run_profile, DeviceProfile, ProfileOptions};
 pub use sim::{sim_profile_names, SimDevice, SimProfile};
 

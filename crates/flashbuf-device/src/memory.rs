@@ -8,6 +8,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// Bytes per chunk of a [`MemDevice`].
 const CHUNK_BYTES: usize = 1 << 20;
 
+/// The largest length a [`MemDevice`] takes (1 TiB of address space; memory is used only
+/// where written). It bounds the chunk index, so that a write at an absurd offset is an
+/// error rather than an allocation that aborts the process.
+pub const MEM_DEVICE_MAX_BYTES: u64 = 1 << 40;
+
 /// A device whose bytes live in memory, in chunks of 1 MiB allocated (zeroed) on first
 /// write: growing the device costs nothing, never-written ranges take no memory and read
 /// as zeros. `sync` is a no-op that always succeeds (crash simulation is a wrapper's job).
@@ -98,8 +103,10 @@ fn new_chunk() -> Box<[u8]> {
 }
 
 impl MemDevice {
-    /// A zeroed device of `len` bytes.
+    /// A zeroed device of `len` bytes, at most [`MEM_DEVICE_MAX_BYTES`] (a larger `len` is
+    /// cut to it; [`Device::len`] tells).
     pub fn new(len: u64) -> Self {
+        let len = len.min(MEM_DEVICE_MAX_BYTES);
         Self {
             state: RwLock::new(State {
                 len,
@@ -178,12 +185,21 @@ impl Device for MemDevice {
     }
 
     fn set_len(&self, len: u64) -> Result<(), DeviceError> {
+        if len > MEM_DEVICE_MAX_BYTES {
+            return Err(DeviceError::NoSpace(format!(
+                "the memory device holds at most {MEM_DEVICE_MAX_BYTES} bytes, {len} asked"
+            )));
+        }
         usize::try_from(len)
             .map_err(|_| DeviceError::Config(format!("{len} bytes do not fit in memory")))?;
         let mut s = self.state.write();
         s.set_len(len);
         self.len.store(len, Ordering::Release);
         Ok(())
+    }
+
+    fn max_len(&self) -> Option<u64> {
+        Some(MEM_DEVICE_MAX_BYTES)
     }
 
     fn stats(&self) -> DeviceStats {
@@ -215,6 +231,20 @@ mod tests {
         assert!(matches!(r, Err(DeviceError::OutOfRange { .. })));
         assert_eq!(d.snapshot()[0], 0);
         assert_eq!(d.stats().writes, 0);
+    }
+
+    #[test]
+    fn lengths_beyond_the_address_space_are_refused() {
+        let d = MemDevice::new(u64::MAX);
+        assert_eq!(d.len(), MEM_DEVICE_MAX_BYTES);
+        assert!(matches!(
+            d.set_len(MEM_DEVICE_MAX_BYTES + 1),
+            Err(DeviceError::NoSpace(_))
+        ));
+        assert!(d.write_at(u64::MAX - 8, &[1; 4]).is_err());
+        // The last bytes of the address space are writable, at the cost of one chunk.
+        d.write_at(MEM_DEVICE_MAX_BYTES - 4, &[1; 4]).unwrap();
+        assert_eq!(d.resident_bytes(), CHUNK_BYTES as u64);
     }
 
     #[test]

@@ -188,6 +188,22 @@ impl<D: Device> DirectStore<D> {
             .ok_or_else(|| StoreError::Invalid(format!("{pid} is beyond the addressable range")))
     }
 
+    /// [`Self::offset_of`] for a write: the page must also fit the device's capacity, if
+    /// it has one. A page that never can is a bad request (`Full`), refused before any I/O,
+    /// and does not poison the store.
+    fn write_offset_of(&self, pid: PageId) -> Result<u64, StoreError> {
+        let off = self.offset_of(pid)?;
+        if let Some(max) = self.dev.max_len() {
+            if off + self.cfg.page_size as u64 > max {
+                return Err(StoreError::Full(format!(
+                    "{pid} (byte {off}) lies beyond the capacity of {} ({max} bytes)",
+                    self.dev.describe()
+                )));
+            }
+        }
+        Ok(off)
+    }
+
     fn check_buf(&self, len: usize) -> Result<(), StoreError> {
         if len != self.cfg.page_size {
             return Err(StoreError::Invalid(format!(
@@ -275,7 +291,7 @@ impl<D: Device> PageStore for DirectStore<D> {
     fn write_page(&self, pid: PageId, page: &[u8], _dirty: &DirtyRanges) -> Result<(), StoreError> {
         self.poison.check()?;
         self.check_sealed(pid, page)?;
-        let off = self.offset_of(pid)?;
+        let off = self.write_offset_of(pid)?;
         self.ensure_len(off + page.len() as u64)?;
         self.poison.guard(self.dev.write_at(off, page))?;
         self.page_writes.fetch_add(1, Relaxed);
@@ -288,7 +304,7 @@ impl<D: Device> PageStore for DirectStore<D> {
         let mut end = 0;
         for w in batch {
             self.check_sealed(w.pid, w.page)?;
-            let off = self.offset_of(w.pid)?;
+            let off = self.write_offset_of(w.pid)?;
             end = end.max(off + w.page.len() as u64);
             ops.push(WriteOp {
                 offset: off,
