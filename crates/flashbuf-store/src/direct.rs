@@ -10,11 +10,11 @@
 //! itself; a device that tears a write leaves a page that fails its checksum, which a read
 //! reports as [`StoreError::Corrupt`].
 
+use crate::growth::{check_fits, Growth};
 use crate::{PageStore, PageWrite, Poison, ReadOutcome, StoreError, StoreStats, Superblock};
 use flashbuf_core::page::{self, is_valid_page_size, PageState};
 use flashbuf_core::{DeviceStats, DirtyRanges, PageId};
 use flashbuf_device::{Device, WriteOp};
-use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Configuration of a [`DirectStore`].
@@ -71,7 +71,7 @@ pub struct DirectStore<D> {
     cfg: DirectStoreConfig,
     data_offset: u64,
     poison: Poison,
-    grow: Mutex<()>,
+    grow: Growth,
     page_reads: AtomicU64,
     unwritten_reads: AtomicU64,
     page_writes: AtomicU64,
@@ -86,7 +86,7 @@ impl<D: Device> DirectStore<D> {
             cfg,
             data_offset,
             poison: Poison::default(),
-            grow: Mutex::new(()),
+            grow: Growth::new(cfg.page_size, cfg.grow_bytes),
             page_reads: AtomicU64::new(0),
             unwritten_reads: AtomicU64::new(0),
             page_writes: AtomicU64::new(0),
@@ -193,14 +193,7 @@ impl<D: Device> DirectStore<D> {
     /// and does not poison the store.
     fn write_offset_of(&self, pid: PageId) -> Result<u64, StoreError> {
         let off = self.offset_of(pid)?;
-        if let Some(max) = self.dev.max_len() {
-            if off + self.cfg.page_size as u64 > max {
-                return Err(StoreError::Full(format!(
-                    "{pid} (byte {off}) lies beyond the capacity of {} ({max} bytes)",
-                    self.dev.describe()
-                )));
-            }
-        }
+        check_fits(&self.dev, pid, off, self.cfg.page_size)?;
         Ok(off)
     }
 
@@ -228,29 +221,6 @@ impl<D: Device> DirectStore<D> {
             "{pid} handed to the store unsealed"
         );
         Ok(())
-    }
-
-    /// Grows the device so that `end` bytes fit.
-    fn ensure_len(&self, end: u64) -> Result<(), StoreError> {
-        if end <= self.dev.len() {
-            return Ok(());
-        }
-        let _g = self.grow.lock();
-        let len = self.dev.len();
-        if end <= len {
-            return Ok(());
-        }
-        let ps = self.cfg.page_size as u64;
-        let mut target = end
-            .max(len.saturating_add(self.cfg.grow_bytes))
-            .div_ceil(ps)
-            * ps;
-        if let Some(max) = self.dev.max_len() {
-            // A fixed-capacity device: grow no further than it allows (and fail, poisoning
-            // the store, only if the page itself does not fit).
-            target = target.min(max / ps * ps).max(end);
-        }
-        self.poison.guard(self.dev.set_len(target))
     }
 }
 
@@ -292,7 +262,8 @@ impl<D: Device> PageStore for DirectStore<D> {
         self.poison.check()?;
         self.check_sealed(pid, page)?;
         let off = self.write_offset_of(pid)?;
-        self.ensure_len(off + page.len() as u64)?;
+        self.grow
+            .ensure(&self.dev, &self.poison, off + page.len() as u64)?;
         self.poison.guard(self.dev.write_at(off, page))?;
         self.page_writes.fetch_add(1, Relaxed);
         Ok(())
@@ -311,7 +282,7 @@ impl<D: Device> PageStore for DirectStore<D> {
                 data: w.page,
             });
         }
-        self.ensure_len(end)?;
+        self.grow.ensure(&self.dev, &self.poison, end)?;
         self.poison.guard(self.dev.write_batch(&ops))?;
         self.page_writes.fetch_add(batch.len() as u64, Relaxed);
         self.batches.fetch_add(1, Relaxed);

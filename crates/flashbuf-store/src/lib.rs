@@ -16,6 +16,7 @@
 
 mod direct;
 mod error;
+mod growth;
 mod poison;
 pub mod stable_buffer;
 mod superblock;

@@ -100,6 +100,7 @@ pub use patterns::{
     on_demand, Candidates, IncrementalRecognizer, Instance, Pattern, PatternParams,
 };
 
+use crate::growth::Growth;
 use crate::{PageStore, Poison, ReadOutcome, StoreError, StoreStats, Superblock};
 use flashbuf_core::rng::SplitMix64;
 use flashbuf_core::{DeviceStats, DirtyRanges, PageId};
@@ -198,7 +199,7 @@ struct Inner<D> {
     /// Wakes the background flusher.
     flusher_wake: Condvar,
     sync_lock: Mutex<()>,
-    grow: Mutex<()>,
+    grow: Growth,
     poison: Poison,
     page_reads: AtomicU64,
     unwritten_reads: AtomicU64,
@@ -287,6 +288,7 @@ impl<D: Device + 'static> StableBufferStore<D> {
                 ..StableBufferStats::default()
             },
         };
+        let grow = Growth::new(cfg.page_size, cfg.grow_bytes);
         Ok(Arc::new(Inner {
             dev,
             cfg,
@@ -297,7 +299,7 @@ impl<D: Device + 'static> StableBufferStore<D> {
             changed: Condvar::new(),
             flusher_wake: Condvar::new(),
             sync_lock: Mutex::new(()),
-            grow: Mutex::new(()),
+            grow,
             poison: Poison::default(),
             page_reads: AtomicU64::new(0),
             unwritten_reads: AtomicU64::new(0),
@@ -558,27 +560,6 @@ impl<D: Device> Inner<D> {
             self.flusher_wake.notify_all();
         }
         r
-    }
-
-    /// Grows the device so that `end` bytes fit.
-    fn ensure_len(&self, end: u64) -> Result<(), StoreError> {
-        if end <= self.dev.len() {
-            return Ok(());
-        }
-        let _g = self.grow.lock();
-        let len = self.dev.len();
-        if end <= len {
-            return Ok(());
-        }
-        let ps = self.cfg.page_size as u64;
-        let mut target = end
-            .max(len.saturating_add(self.cfg.grow_bytes))
-            .div_ceil(ps)
-            * ps;
-        if let Some(max) = self.dev.max_len() {
-            target = target.min(max / ps * ps).max(end);
-        }
-        self.poison.guard(self.dev.set_len(target))
     }
 
     fn check_buf(&self, len: usize) -> Result<(), StoreError> {

@@ -3,6 +3,7 @@
 
 use super::layout::{encode_slot, reserved_is_zero, SEQ_MAX};
 use super::{FlushMode, Inner};
+use crate::growth::check_fits;
 use crate::StoreError;
 use flashbuf_core::page::{self, PageState};
 use flashbuf_core::{AlignedBuf, PageId};
@@ -41,14 +42,7 @@ impl<D: Device> Inner<D> {
             .layout
             .home_offset(pid)
             .ok_or_else(|| StoreError::Invalid(format!("{pid} is beyond the addressable range")))?;
-        if let Some(max) = self.dev.max_len() {
-            if home + self.cfg.page_size as u64 > max {
-                return Err(StoreError::Full(format!(
-                    "{pid}'s home (byte {home}) lies beyond the capacity of {} ({max} bytes)",
-                    self.dev.describe()
-                )));
-            }
-        }
+        check_fits(&self.dev, pid, home, self.cfg.page_size)?;
         let d = pid.0;
         let mut buf = AlignedBuf::zeroed(self.cfg.page_size, 4096);
         buf.copy_from_slice(page);
