@@ -62,7 +62,7 @@ fn specs(
     if names.is_empty() {
         names = default.iter().map(|s| s.to_string()).collect();
     }
-    names.iter().map(|n| Spec::parse(n)).collect()
+    names.iter().map(|n| flashbuf_lab::spec::parse(n)).collect()
 }
 
 /// Policies compared when none is named: every online policy.

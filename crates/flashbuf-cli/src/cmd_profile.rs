@@ -6,7 +6,7 @@ use clap::Args;
 use flashbuf_device::profile::{run_profile, DeviceProfile, ProfileOptions};
 use flashbuf_device::{Device, FileDevice, FileDeviceOptions};
 use flashbuf_lab::registry::{build_sim, BuildContext};
-use flashbuf_lab::spec::{parse_bytes, Spec};
+use flashbuf_lab::spec::parse_bytes;
 use flashbuf_lab::LabError;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -65,7 +65,7 @@ pub fn run(a: ProfileArgs) -> Result<ExitCode, LabError> {
     let area = bytes(&a.area, "area")?;
     let profile: DeviceProfile = match (&a.device, &a.file) {
         (Some(d), _) => {
-            let spec = Spec::parse(d)?;
+            let spec = flashbuf_lab::spec::parse(d)?;
             if spec.name != "sim" {
                 return Err(LabError::Usage(format!(
                     "--device takes a simulated device sim:PROFILE, not '{d}'; profile a real file with --file"

@@ -1,7 +1,6 @@
 //! Arguments and helpers shared by the commands.
 
 use clap::Args;
-use flashbuf_lab::spec::Spec;
 use flashbuf_lab::{BufferSize, LabError, RunConfig, RunResult};
 use flashbuf_trace::Format;
 use std::io::{IsTerminal, Write};
@@ -63,7 +62,7 @@ pub struct CommonArgs {
 
 /// The run options (dynamics, bounds) of the common arguments.
 pub fn run_options(c: &CommonArgs) -> Result<flashbuf_lab::RunOptions, LabError> {
-    use flashbuf_lab::dynamics::{parse_asymmetry, parse_ratio, Dynamics, WorkloadTransform};
+    use flashbuf_workload::dynamics::{parse_asymmetry, parse_ratio, Dynamics, WorkloadTransform};
     let workload = match (&c.workload, &c.write_ratio) {
         (Some(w), _) => Some(WorkloadTransform::parse(w)?),
         (None, Some(x)) => Some(WorkloadTransform::Ratio(parse_ratio(x)?)),
@@ -130,9 +129,9 @@ pub fn base_config(c: &CommonArgs, buffer: BufferSize) -> Result<RunConfig, LabE
     Ok(RunConfig {
         trace: c.trace.clone().unwrap_or_else(default_trace),
         format: parse_format(&c.format)?,
-        policy: Spec::parse("lru")?,
-        store: Spec::parse("direct")?,
-        device: Spec::parse("memory")?,
+        policy: flashbuf_lab::spec::parse("lru")?,
+        store: flashbuf_lab::spec::parse("direct")?,
+        device: flashbuf_lab::spec::parse("memory")?,
         buffer,
         page_size: c.page_size,
         seed: c.seed,
@@ -176,9 +175,9 @@ pub fn replay_config(a: &ReplayArgs) -> Result<RunConfig, LabError> {
         (None, None) => BufferSize::Ratio(0.03),
     };
     let mut cfg = base_config(&a.common, buffer)?;
-    cfg.policy = Spec::parse(&a.policy)?;
-    cfg.store = Spec::parse(&a.store)?;
-    cfg.device = Spec::parse(&a.device)?;
+    cfg.policy = flashbuf_lab::spec::parse(&a.policy)?;
+    cfg.store = flashbuf_lab::spec::parse(&a.store)?;
+    cfg.device = flashbuf_lab::spec::parse(&a.device)?;
     Ok(cfg)
 }
 

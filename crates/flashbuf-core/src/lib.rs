@@ -8,10 +8,15 @@
 //!   records and a write path (ICL) consumes.
 //! - [`stats`]: [`DeviceStats`], the counters every device reports.
 //! - [`aligned`]: [`AlignedBuf`], heap buffers aligned for `O_DIRECT`.
+//! - [`config`]: component names with typed options ([`config::Spec`], [`config::OptionSpec`],
+//!   [`config::Options`]), the grammar every registration table shares.
+//! - [`facts`]: [`DeviceFacts`], what the layers above know of a device's costs.
 //!
 //! This crate has no I/O and no global state; every layer above depends on it.
 
 pub mod aligned;
+pub mod config;
+pub mod facts;
 pub mod ids;
 pub mod page;
 pub mod ranges;
@@ -19,6 +24,8 @@ pub mod rng;
 pub mod stats;
 
 pub use aligned::AlignedBuf;
+pub use config::ConfigError;
+pub use facts::DeviceFacts;
 pub use ids::{FrameId, Lpn, PageId, Ppn};
 pub use page::{PageCheckError, PageHeader};
 pub use ranges::{ByteRange, DirtyRanges};

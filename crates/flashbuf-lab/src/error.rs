@@ -1,5 +1,6 @@
 //! The lab's umbrella error.
 
+use flashbuf_core::ConfigError;
 use flashbuf_device::DeviceError;
 use flashbuf_pool::PoolError;
 use flashbuf_store::StoreError;
@@ -13,6 +14,9 @@ pub enum LabError {
     /// Bad command-line input: unknown name, bad option, impossible size.
     #[error("{0}")]
     Usage(String),
+    /// An unknown name or option, or a bad option value (checked before anything runs).
+    #[error(transparent)]
+    Config(#[from] ConfigError),
     /// A trace could not be read.
     #[error(transparent)]
     Trace(#[from] TraceError),

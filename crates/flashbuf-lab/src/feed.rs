@@ -18,7 +18,7 @@
 //!
 //! # Workload transforms
 //! With [`FeedOptions::transform`] the reader thread also rewrites reads and writes epoch
-//! by epoch ([`crate::dynamics::EpochTransformer`]); batches then hold whole epochs (their
+//! by epoch ([`flashbuf_workload::dynamics::EpochTransformer`]); batches then hold whole epochs (their
 //! length is a multiple of the epoch length), so the replay can switch per-epoch device
 //! settings at batch-internal boundaries.
 //!
@@ -27,10 +27,10 @@
 //! [`Feed::collect_all`] drains a feed into one vector (16 bytes per reference) and
 //! [`Feed::from_memory`] replays such a vector through the same interface.
 
-use crate::dynamics::{EpochTransformer, WorkloadTransform};
 use crate::LabError;
 use flashbuf_core::PageId;
 use flashbuf_trace::{Format, PageRef, TraceError, TraceReader};
+use flashbuf_workload::dynamics::{EpochTransformer, WorkloadTransform};
 use hashbrown::HashMap;
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};

@@ -6,7 +6,6 @@
 //! - [`feed`]: the trace reader thread and the dense address map.
 //! - [`scan`]: a preparatory pass (distinct pages, sizes).
 //! - [`replay`]: one run; [`compare`]: a matrix of runs.
-//! - [`dynamics`]: workload transforms and asymmetry models per epoch (run options).
 //! - [`bounds`]: offline cost bounds of a run (run option).
 //! - [`oracle`]: synthesized page contents and their verification.
 //! - [`result`]: the run result (JSON fields of §8), table and CSV.
@@ -14,7 +13,6 @@
 
 pub mod bounds;
 pub mod compare;
-pub mod dynamics;
 mod error;
 pub mod feed;
 pub mod oracle;
@@ -28,5 +26,6 @@ pub mod spec;
 pub mod torture;
 
 pub use error::LabError;
+pub use flashbuf_workload::dynamics;
 pub use replay::{run, run_with, BufferSize, RunConfig, RunOptions};
 pub use result::RunResult;

@@ -1,7 +1,6 @@
 //! One replay run: a trace through policy × store × device, with the integrity oracle.
 
 use crate::bounds::{self, BoundsCost};
-use crate::dynamics::{asymmetry_name, AsymmetryDevice, Dynamics, EpochClock};
 use crate::feed::{Feed, FeedOptions, FeedSummary};
 use crate::oracle::Oracle;
 use crate::registry::{
@@ -15,11 +14,12 @@ use crate::LabError;
 use flashbuf_core::page::{self, HEADER_BYTES};
 use flashbuf_core::{AlignedBuf, DirtyRanges, PageId};
 use flashbuf_device::{CountingDevice, Device, MemDevice};
-use flashbuf_pool::dynamics::AsymmetryModel;
 use flashbuf_pool::policy::{Access, FdBufferHandle};
 use flashbuf_pool::{BufferPool, PageAccess};
 use flashbuf_store::{PageStore, ReadOutcome, StoreError};
 use flashbuf_trace::{Format, Op, PageRef};
+use flashbuf_workload::dynamics::AsymmetryModel;
+use flashbuf_workload::dynamics::{asymmetry_name, AsymmetryDevice, Dynamics, EpochClock};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::path::PathBuf;
 use std::sync::Arc;

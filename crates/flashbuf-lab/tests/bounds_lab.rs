@@ -6,7 +6,6 @@
 //! fields.
 
 use flashbuf_lab::bounds::BoundsCost;
-use flashbuf_lab::spec::Spec;
 use flashbuf_lab::{run_with, BufferSize, RunConfig, RunOptions, RunResult};
 use std::path::PathBuf;
 
@@ -17,9 +16,9 @@ fn cfg(policy: &str, device: &str, frames: usize) -> RunConfig {
             "/../../testdata/traces/tpcc-sample.pagetrace.csv.zst"
         )),
         format: None,
-        policy: Spec::parse(policy).unwrap(),
-        store: Spec::parse("direct").unwrap(),
-        device: Spec::parse(device).unwrap(),
+        policy: flashbuf_lab::spec::parse(policy).unwrap(),
+        store: flashbuf_lab::spec::parse("direct").unwrap(),
+        device: flashbuf_lab::spec::parse(device).unwrap(),
         buffer: BufferSize::Pages(frames),
         page_size: 4096,
         seed: 5,

@@ -1,14 +1,13 @@
 #![allow(clippy::unwrap_used)]
 //! Dynamics as run options: the feed's workload transforms give exactly the trace of
-//! `flashbuf_pool::dynamics::apply_workload_model` (same seed), `ratio=X` reaches its target
+//! `flashbuf_workload::dynamics::apply_workload_model` (same seed), `ratio=X` reaches its target
 //! per epoch, the asymmetry models stretch the device's latencies per epoch (and FD-Buffer
 //! with a fixed R is told R_i), and the same seed gives the same run.
 
-use flashbuf_lab::dynamics::{Dynamics, WorkloadTransform, W0};
 use flashbuf_lab::feed::{Feed, FeedOptions};
-use flashbuf_lab::spec::Spec;
 use flashbuf_lab::{run_with, BufferSize, RunConfig, RunOptions, RunResult};
-use flashbuf_pool::dynamics::{apply_workload_model, AsymmetryModel, WorkloadModel};
+use flashbuf_workload::dynamics::{apply_workload_model, AsymmetryModel, WorkloadModel};
+use flashbuf_workload::dynamics::{Dynamics, WorkloadTransform, W0};
 use std::path::PathBuf;
 
 fn sample() -> PathBuf {
@@ -84,9 +83,9 @@ fn run(policy: &str, device: &str, dynamics: Dynamics, seed: u64) -> RunResult {
     let cfg = RunConfig {
         trace: sample(),
         format: None,
-        policy: Spec::parse(policy).unwrap(),
-        store: Spec::parse("direct").unwrap(),
-        device: Spec::parse(device).unwrap(),
+        policy: flashbuf_lab::spec::parse(policy).unwrap(),
+        store: flashbuf_lab::spec::parse("direct").unwrap(),
+        device: flashbuf_lab::spec::parse(device).unwrap(),
         buffer: BufferSize::Pages(256),
         page_size: 4096,
         seed,

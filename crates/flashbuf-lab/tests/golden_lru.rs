@@ -6,7 +6,6 @@
 //! `FLASHBUF_REGEN_GOLDEN=1 cargo test -p flashbuf-lab --test golden_lru -- --nocapture`
 //! and paste the printed rows.
 
-use flashbuf_lab::spec::Spec;
 use flashbuf_lab::{run, BufferSize, RunConfig};
 use std::path::PathBuf;
 
@@ -22,9 +21,9 @@ fn config(trace: &str, policy: &str, frames: usize) -> RunConfig {
     RunConfig {
         trace: sample(trace),
         format: None,
-        policy: Spec::parse(policy).unwrap(),
-        store: Spec::parse("direct").unwrap(),
-        device: Spec::parse("memory").unwrap(),
+        policy: flashbuf_lab::spec::parse(policy).unwrap(),
+        store: flashbuf_lab::spec::parse("direct").unwrap(),
+        device: flashbuf_lab::spec::parse("memory").unwrap(),
         buffer: BufferSize::Pages(frames),
         page_size: 4096,
         seed: 1,

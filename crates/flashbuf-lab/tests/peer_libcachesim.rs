@@ -6,7 +6,6 @@
 //!
 //! Skipped (with a message) when `../shared/traces` is not beside the project.
 
-use flashbuf_lab::spec::Spec;
 use flashbuf_lab::{run, BufferSize, RunConfig};
 use std::path::PathBuf;
 
@@ -28,9 +27,9 @@ fn lru(trace: PathBuf, ratio: f64) -> flashbuf_lab::RunResult {
     let cfg = RunConfig {
         trace,
         format: None,
-        policy: Spec::parse("lru").unwrap(),
-        store: Spec::parse("direct").unwrap(),
-        device: Spec::parse("memory").unwrap(),
+        policy: flashbuf_lab::spec::parse("lru").unwrap(),
+        store: flashbuf_lab::spec::parse("direct").unwrap(),
+        device: flashbuf_lab::spec::parse("memory").unwrap(),
         buffer: BufferSize::Ratio(ratio),
         page_size: 512,
         seed: 1,

@@ -4,7 +4,6 @@
 //! report says so); bad names and options are usage errors listing the valid ones.
 
 use flashbuf_lab::registry::{build_policy, BuildContext, DeviceFacts};
-use flashbuf_lab::spec::Spec;
 use flashbuf_lab::{run, run_with, BufferSize, RunConfig, RunOptions, RunResult};
 use std::path::PathBuf;
 
@@ -19,9 +18,9 @@ fn config(policy: &str, device: &str, frames: usize, limit: u64) -> RunConfig {
     RunConfig {
         trace: sample(),
         format: None,
-        policy: Spec::parse(policy).unwrap(),
-        store: Spec::parse("direct").unwrap(),
-        device: Spec::parse(device).unwrap(),
+        policy: flashbuf_lab::spec::parse(policy).unwrap(),
+        store: flashbuf_lab::spec::parse("direct").unwrap(),
+        device: flashbuf_lab::spec::parse(device).unwrap(),
         buffer: BufferSize::Pages(frames),
         page_size: 4096,
         seed: 3,
@@ -149,7 +148,7 @@ fn bad_names_and_options_are_usage_errors() {
         facts: DeviceFacts::default(),
     };
     let err = |s: &str| {
-        build_policy(&Spec::parse(s).unwrap(), 8, &ctx)
+        build_policy(&flashbuf_lab::spec::parse(s).unwrap(), 8, &ctx)
             .err()
             .map(|e| e.to_string())
             .unwrap_or_default()

@@ -8,7 +8,6 @@
 //! `cargo test --release -p flashbuf-lab --test reproduce_cfdc -- --ignored`.
 
 use flashbuf_lab::reproduce::{cfdc, run as reproduce, ReproduceOptions};
-use flashbuf_lab::spec::Spec;
 use flashbuf_lab::{run_with, BufferSize, RunConfig, RunOptions, RunResult};
 use std::path::PathBuf;
 
@@ -29,9 +28,9 @@ fn mtron(dir: &std::path::Path, policy: &str, limit: u64) -> RunResult {
     let cfg = RunConfig {
         trace: dir.join(cfdc::TRACE),
         format: None,
-        policy: Spec::parse(policy).unwrap(),
-        store: Spec::parse("direct").unwrap(),
-        device: Spec::parse(cfdc::DEVICE).unwrap(),
+        policy: flashbuf_lab::spec::parse(policy).unwrap(),
+        store: flashbuf_lab::spec::parse("direct").unwrap(),
+        device: flashbuf_lab::spec::parse(cfdc::DEVICE).unwrap(),
         buffer: BufferSize::Pages(cfdc::BASE_BUFFER),
         page_size: cfdc::PAGE_SIZE,
         seed: 42,

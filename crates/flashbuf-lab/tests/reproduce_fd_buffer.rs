@@ -11,7 +11,6 @@
 //! - The whole reproduction on a prefix (ignored, about 90 s).
 
 use flashbuf_lab::reproduce::{fd_buffer, run as reproduce, ReproduceOptions};
-use flashbuf_lab::spec::Spec;
 use flashbuf_lab::{run_with, BufferSize, RunConfig, RunOptions, RunResult};
 use std::path::{Path, PathBuf};
 
@@ -32,9 +31,9 @@ fn run(trace: &Path, policy: &str, device: &str, buffer: BufferSize, page: usize
     let cfg = RunConfig {
         trace: trace.to_path_buf(),
         format: None,
-        policy: Spec::parse(policy).unwrap(),
-        store: Spec::parse("direct").unwrap(),
-        device: Spec::parse(device).unwrap(),
+        policy: flashbuf_lab::spec::parse(policy).unwrap(),
+        store: flashbuf_lab::spec::parse("direct").unwrap(),
+        device: flashbuf_lab::spec::parse(device).unwrap(),
         buffer,
         page_size: page,
         seed: 42,

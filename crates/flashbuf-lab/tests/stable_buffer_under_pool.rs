@@ -4,7 +4,6 @@
 //! oracle verifies every reference, invariants are checked during the run, and every page
 //! is re-read from the store at the end.
 
-use flashbuf_lab::spec::Spec;
 use flashbuf_lab::{run, BufferSize, RunConfig};
 use std::path::PathBuf;
 
@@ -15,9 +14,9 @@ fn config(policy: &str, store: &str) -> RunConfig {
             "/../../testdata/traces/tpcc-sample.pagetrace.csv.zst"
         )),
         format: None,
-        policy: Spec::parse(policy).unwrap(),
-        store: Spec::parse(store).unwrap(),
-        device: Spec::parse("sim:mtron").unwrap(),
+        policy: flashbuf_lab::spec::parse(policy).unwrap(),
+        store: flashbuf_lab::spec::parse(store).unwrap(),
+        device: flashbuf_lab::spec::parse("sim:mtron").unwrap(),
         buffer: BufferSize::Pages(256),
         page_size: 4096,
         seed: 3,

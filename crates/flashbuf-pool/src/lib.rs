@@ -6,7 +6,6 @@
 //! - [`policy`]: the [`policy::Policy`] trait (policies decide, the pool acts) and one
 //!   file per policy.
 
-pub mod dynamics;
 mod error;
 mod frame;
 pub mod page_table;

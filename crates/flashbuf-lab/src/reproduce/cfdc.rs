@@ -38,10 +38,10 @@
 
 use super::runner::{count, gain, pct, secs, Runner};
 use super::{Report, ReproduceOptions, Section};
-use crate::dynamics::{Dynamics, WorkloadTransform};
 use crate::replay::{BufferSize, RunOptions};
 use crate::result::RunResult;
 use crate::LabError;
+use flashbuf_workload::dynamics::{Dynamics, WorkloadTransform};
 
 /// The trace.
 pub const TRACE: &str = "tpcc-pg15-w4.pagetrace.csv.zst";

@@ -49,12 +49,12 @@
 
 use super::runner::{count, improvement, pct, secs, upct, Runner};
 use super::{Report, ReproduceOptions, Section};
-use crate::dynamics::{Dynamics, WorkloadTransform, W0};
 use crate::registry::DeviceFacts;
 use crate::replay::{BufferSize, RunOptions};
 use crate::result::RunResult;
 use crate::LabError;
-use flashbuf_pool::dynamics::{AsymmetryModel, WorkloadModel};
+use flashbuf_workload::dynamics::{AsymmetryModel, WorkloadModel};
+use flashbuf_workload::dynamics::{Dynamics, WorkloadTransform, W0};
 use std::path::{Path, PathBuf};
 
 /// The TPC-C trace.

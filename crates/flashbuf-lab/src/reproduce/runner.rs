@@ -7,7 +7,6 @@ use crate::registry::{device_facts, BuildContext, DeviceFacts};
 use crate::replay::{run_with, BufferSize, RunConfig, RunOptions};
 use crate::result::RunResult;
 use crate::scan::{scan_trace, TraceScan};
-use crate::spec::Spec;
 use crate::LabError;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -82,7 +81,7 @@ impl<'a> Runner<'a> {
             seed: self.opts.seed,
             facts: DeviceFacts::default(),
         };
-        let facts = device_facts(&Spec::parse(device)?, &ctx)?;
+        let facts = device_facts(&crate::spec::parse(device)?, &ctx)?;
         self.facts.insert(key, facts);
         Ok(facts)
     }
@@ -108,9 +107,9 @@ impl<'a> Runner<'a> {
         let cfg = RunConfig {
             trace: trace.to_path_buf(),
             format: None,
-            policy: Spec::parse(policy)?,
-            store: Spec::parse("direct")?,
-            device: Spec::parse(device)?,
+            policy: crate::spec::parse(policy)?,
+            store: crate::spec::parse("direct")?,
+            device: crate::spec::parse(device)?,
             buffer,
             page_size,
             seed: self.opts.seed,
@@ -168,7 +167,10 @@ fn dyn_label(o: &RunOptions) -> String {
         s.push_str(&format!(" {w}"));
     }
     if let Some(m) = o.dynamics.asymmetry {
-        s.push_str(&format!(" {}", crate::dynamics::asymmetry_name(m)));
+        s.push_str(&format!(
+            " {}",
+            flashbuf_workload::dynamics::asymmetry_name(m)
+        ));
     }
     if o.dynamics.is_active() && o.dynamics.epoch_refs != 5_000 {
         s.push_str(&format!(" epoch {}", o.dynamics.epoch_refs));

@@ -35,7 +35,6 @@ use crate::registry::{
     build_sim, build_store, measure_sim_profile, stable_buffer_config, BuildContext,
 };
 use crate::scan::scan_trace;
-use crate::spec::Spec;
 use crate::LabError;
 use flashbuf_core::page::{self, HEADER_BYTES};
 use flashbuf_core::{AlignedBuf, DeviceStats, DirtyRanges};
@@ -350,7 +349,7 @@ pub fn run_method(
     size_bytes: Option<u64>,
     profile: Option<&Path>,
 ) -> Result<Measure, LabError> {
-    let mut store_spec = Spec::parse(method.store)?;
+    let mut store_spec = crate::spec::parse(method.store)?;
     if store_spec.name == "stable-buffer" {
         if let Some(s) = size_bytes {
             store_spec.opts.insert("size".into(), s.to_string());
@@ -374,7 +373,7 @@ pub fn run_method(
     } else {
         format!("sim:{device}")
     };
-    let sim = build_sim(&Spec::parse(&dev_name)?, &ctx)?;
+    let sim = build_sim(&crate::spec::parse(&dev_name)?, &ctx)?;
     let meter = Arc::new(Metered::new(sim));
     let any = if store_spec.name == "stable-buffer" {
         let cfg = stable_buffer_config(&store_spec, meter.as_ref(), &ctx)?;
@@ -995,7 +994,7 @@ mod tests {
             facts: crate::registry::DeviceFacts::default(),
         };
         let mem = MemDevice::new(0);
-        let cfg = |s: &str| stable_buffer_config(&Spec::parse(s).unwrap(), &mem, &ctx);
+        let cfg = |s: &str| stable_buffer_config(&crate::spec::parse(s).unwrap(), &mem, &ctx);
         // Defaults without a profile: the paper's Mtron figures and 4 MiB.
         let c = cfg("stable-buffer").unwrap();
         assert_eq!(
@@ -1025,7 +1024,7 @@ mod tests {
         assert_eq!(c.costs.t_seq_us, p.write_seq_us);
         // The store is built by name and works under the lab.
         let store = build_store(
-            &Spec::parse("stable-buffer:size=64KiB,align=4KiB").unwrap(),
+            &crate::spec::parse("stable-buffer:size=64KiB,align=4KiB").unwrap(),
             Box::new(MemDevice::new(0)),
             &ctx,
         )

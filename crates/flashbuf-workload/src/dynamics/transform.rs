@@ -1,13 +1,13 @@
 //! Workload and asymmetry dynamics as run options (FD-Buffer paper §5.1; CFDC §4.4).
 //!
 //! - **Workload transforms** rewrite the kind (read/write) of replayed references epoch by
-//!   epoch, in the trace reader thread ([`crate::feed`]): the models `wm1`/`wm2` of
-//!   [`flashbuf_pool::dynamics::WorkloadModel`], and `ratio=X`, a constant target write
+//!   epoch, in the trace reader thread (the lab's trace feed): the models `wm1`/`wm2` of
+//!   [`super::models::WorkloadModel`], and `ratio=X`, a constant target write
 //!   ratio `X` (CFDC's update-intensity sweep). Within each epoch of `n` references with
 //!   `W` writes, the target is `T = round(w_i · n)`: if `T > W`, `T − W` reads chosen
 //!   uniformly at random become writes, if `T < W`, `W − T` writes become reads; pages and
 //!   order never change. The choice is exactly the one of
-//!   [`flashbuf_pool::dynamics::apply_workload_model`] (same seeded SplitMix64, same
+//!   [`super::models::apply_workload_model`] (same seeded SplitMix64, same
 //!   partial Fisher–Yates), so a lab run with `--workload wm1 --seed S` replays the trace
 //!   `apply_workload_model(trace, Wm1, epoch, S)` would give (tested). `w_0` is, as
 //!   printed, the first epoch's write ratio of the *replayed* trace (after `--limit`);
@@ -15,28 +15,14 @@
 //!   a given one. (Our PostgreSQL traces start cold: the TPC-C trace's first epoch has
 //!   0.8 % writes against 17 % overall, so "as printed" would turn WM1/WM2 into nearly
 //!   read-only workloads; the paper's traces had a 30-minute warm-up cut off.)
-//! - **Asymmetry models** `rm1`/`rm2` ([`flashbuf_pool::dynamics::AsymmetryModel`]) change
-//!   the device's read/write asymmetry per epoch: [`AsymmetryDevice`] wraps the run's device
-//!   and adds latency on its clock, as the paper did ("we intentionally add latency to the
-//!   read or write operations"). With the model's factor `f_i = R_i / R_0`: for `f_i ≥ 1`
-//!   each write takes `f_i` times the latency the device charged for it (the wrapper
-//!   adds `(f_i − 1)` times that latency); for `f_i < 1` (RM2's odd epochs) each read
-//!   takes `1/f_i` times its latency. The ratio of the device's write and read latencies
-//!   is thus exactly `f_i` times what it would have been, whatever the writes' pattern
-//!   (clustered writes stay cheaper than random ones). The replay tells
-//!   the wrapper the epoch before each epoch's references ([`EpochClock`]); a policy that
-//!   learns costs online sees the change through its I/O observations, and FD-Buffer run
-//!   with a fixed `R` is given `R_i` through its handle.
+//!
+//! Asymmetry models are in [`super::asymmetry`].
 
-use crate::LabError;
+use super::models::{AsymmetryModel, WorkloadModel, EPOCH_REFS};
 use flashbuf_core::rng::SplitMix64;
-use flashbuf_core::DeviceStats;
-use flashbuf_device::{Device, DeviceError, WriteOp};
-use flashbuf_pool::dynamics::{AsymmetryModel, WorkloadModel, EPOCH_REFS};
+use flashbuf_core::ConfigError;
 use flashbuf_trace::{Op, PageRef};
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::Arc;
 
 /// Where a workload model's `w_0` comes from.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -101,7 +87,7 @@ impl WorkloadTransform {
 
     /// Parses `wm1`, `wm2` (optionally `:w0=trace` or `:w0=X`) or `ratio=X` (X a
     /// fraction, or a percentage with `%`).
-    pub fn parse(s: &str) -> Result<Self, LabError> {
+    pub fn parse(s: &str) -> Result<Self, ConfigError> {
         let s = s.trim();
         let (name, opt) = match s.split_once(':') {
             Some((n, o)) => (n, Some(o)),
@@ -120,7 +106,7 @@ impl WorkloadTransform {
                 Some(o) => match o.strip_prefix("w0=") {
                     Some(v) => W0::Fixed(parse_ratio(v)?),
                     None => {
-                        return Err(LabError::Usage(format!(
+                        return Err(ConfigError::Syntax(format!(
                             "workload '{s}': the models take w0=first|trace|X"
                         )))
                     }
@@ -129,7 +115,7 @@ impl WorkloadTransform {
             return Ok(WorkloadTransform::Model { model, w0 });
         }
         let Some(v) = s.strip_prefix("ratio=") else {
-            return Err(LabError::Usage(format!(
+            return Err(ConfigError::Syntax(format!(
                 "unknown workload '{s}'; valid: wm1, wm2 (with :w0=first|trace|X), ratio=X (X in 0..1 or 0%..100%)"
             )));
         };
@@ -138,7 +124,7 @@ impl WorkloadTransform {
 }
 
 /// Parses a write ratio: `0.3` or `30%`, in `0..=1`.
-pub fn parse_ratio(v: &str) -> Result<f64, LabError> {
+pub fn parse_ratio(v: &str) -> Result<f64, ConfigError> {
     let v = v.trim();
     let (num, scale) = match v.strip_suffix('%') {
         Some(n) => (n, 0.01),
@@ -147,12 +133,12 @@ pub fn parse_ratio(v: &str) -> Result<f64, LabError> {
     let x: f64 = num
         .trim()
         .parse()
-        .map_err(|_| LabError::Usage(format!("write ratio '{v}' is not a number")))?;
+        .map_err(|_| ConfigError::Syntax(format!("write ratio '{v}' is not a number")))?;
     let x = x * scale;
     if (0.0..=1.0).contains(&x) {
         Ok(x)
     } else {
-        Err(LabError::Usage(format!(
+        Err(ConfigError::Syntax(format!(
             "write ratio {v} must be in 0..1 (or 0%..100%)"
         )))
     }
@@ -174,25 +160,6 @@ impl fmt::Display for WorkloadTransform {
             }
             WorkloadTransform::Ratio(x) => write!(f, "ratio={x}"),
         }
-    }
-}
-
-/// Parses `rm1` or `rm2`.
-pub fn parse_asymmetry(s: &str) -> Result<AsymmetryModel, LabError> {
-    match s.trim().to_ascii_lowercase().as_str() {
-        "rm1" => Ok(AsymmetryModel::Rm1),
-        "rm2" => Ok(AsymmetryModel::Rm2),
-        other => Err(LabError::Usage(format!(
-            "unknown asymmetry model '{other}'; valid: rm1, rm2"
-        ))),
-    }
-}
-
-/// The name of an asymmetry model (`rm1`, `rm2`).
-pub fn asymmetry_name(m: AsymmetryModel) -> &'static str {
-    match m {
-        AsymmetryModel::Rm1 => "rm1",
-        AsymmetryModel::Rm2 => "rm2",
     }
 }
 
@@ -225,7 +192,7 @@ impl Dynamics {
 }
 
 /// The streaming workload transform: fed whole epochs in order (only the trace's last
-/// chunk may be shorter), it rewrites them as [`flashbuf_pool::dynamics::apply_workload_model`]
+/// chunk may be shorter), it rewrites them as [`super::models::apply_workload_model`]
 /// would rewrite the whole trace.
 #[derive(Debug, Clone)]
 pub struct EpochTransformer {
@@ -307,138 +274,9 @@ impl EpochTransformer {
     }
 }
 
-/// The epoch a replay is in, shared between the replay loop and [`AsymmetryDevice`].
-#[derive(Debug, Clone, Default)]
-pub struct EpochClock(Arc<AtomicU64>);
-
-impl EpochClock {
-    /// Sets the current epoch.
-    pub fn set(&self, epoch: u64) {
-        self.0.store(epoch, Relaxed);
-    }
-
-    /// The current epoch.
-    pub fn get(&self) -> u64 {
-        self.0.load(Relaxed)
-    }
-}
-
-/// A device wrapper that changes the read/write asymmetry per epoch by adding latency to
-/// the inner device's clock (see the module documentation). `stats().device_time_us`
-/// includes the added time; everything else is the inner device's.
-#[derive(Debug)]
-pub struct AsymmetryDevice<D> {
-    inner: D,
-    model: AsymmetryModel,
-    epoch: EpochClock,
-    extra_ns: AtomicU64,
-}
-
-impl<D: Device> AsymmetryDevice<D> {
-    /// Wraps `inner`.
-    pub fn new(inner: D, model: AsymmetryModel) -> Self {
-        Self {
-            inner,
-            model,
-            epoch: EpochClock::default(),
-            extra_ns: AtomicU64::new(0),
-        }
-    }
-
-    /// The clock the replay advances.
-    pub fn clock(&self) -> EpochClock {
-        self.epoch.clone()
-    }
-
-    /// The factor `f_i = R_i / R_0` of the current epoch.
-    pub fn factor(&self) -> f64 {
-        self.model.r(1.0, self.epoch.get())
-    }
-
-    /// Latency added so far, microseconds.
-    pub fn extra_us(&self) -> f64 {
-        self.extra_ns.load(Relaxed) as f64 / 1000.0
-    }
-
-    fn clock_us(&self) -> f64 {
-        self.inner.stats().device_time_us
-    }
-
-    /// Adds `scale − 1` times the latency the inner device just charged (`t0` = its clock
-    /// before the call), when `scale > 1`.
-    fn stretch(&self, t0: f64, scale: f64) {
-        if scale > 1.0 {
-            let dt = (self.clock_us() - t0).max(0.0);
-            let extra = dt * (scale - 1.0);
-            self.extra_ns
-                .fetch_add((extra * 1000.0).round() as u64, Relaxed);
-        }
-    }
-
-    /// Read latencies are stretched by `1/f` when `f < 1`.
-    fn read_scale(&self) -> f64 {
-        let f = self.factor();
-        if f > 0.0 && f < 1.0 {
-            1.0 / f
-        } else {
-            1.0
-        }
-    }
-
-    /// Write latencies are stretched by `f` when `f > 1`.
-    fn write_scale(&self) -> f64 {
-        self.factor().max(1.0)
-    }
-}
-
-impl<D: Device> Device for AsymmetryDevice<D> {
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
-        let (t0, s) = (self.clock_us(), self.read_scale());
-        self.inner.read_at(offset, buf)?;
-        self.stretch(t0, s);
-        Ok(())
-    }
-    fn write_at(&self, offset: u64, buf: &[u8]) -> Result<(), DeviceError> {
-        let (t0, s) = (self.clock_us(), self.write_scale());
-        self.inner.write_at(offset, buf)?;
-        self.stretch(t0, s);
-        Ok(())
-    }
-    fn write_batch(&self, ops: &[WriteOp<'_>]) -> Result<(), DeviceError> {
-        let (t0, s) = (self.clock_us(), self.write_scale());
-        self.inner.write_batch(ops)?;
-        self.stretch(t0, s);
-        Ok(())
-    }
-    fn sync(&self) -> Result<(), DeviceError> {
-        self.inner.sync()
-    }
-    fn len(&self) -> u64 {
-        self.inner.len()
-    }
-    fn set_len(&self, len: u64) -> Result<(), DeviceError> {
-        self.inner.set_len(len)
-    }
-    fn max_len(&self) -> Option<u64> {
-        self.inner.max_len()
-    }
-    fn stats(&self) -> DeviceStats {
-        let mut s = self.inner.stats();
-        s.device_time_us += self.extra_us();
-        s
-    }
-    fn alignment(&self) -> usize {
-        self.inner.alignment()
-    }
-    fn describe(&self) -> String {
-        format!("{}+{}", self.inner.describe(), asymmetry_name(self.model))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flashbuf_device::{CostDevice, LatencyModel, MemDevice};
 
     #[test]
     fn parses() {
@@ -469,38 +307,5 @@ mod tests {
         );
         assert!(WorkloadTransform::parse("ratio=1.5").is_err());
         assert!(WorkloadTransform::parse("wm3").is_err());
-        assert!(parse_asymmetry("rm2").is_ok());
-        assert!(parse_asymmetry("rm3").is_err());
-    }
-
-    #[test]
-    fn asymmetry_device_stretches_latencies_per_epoch() -> Result<(), DeviceError> {
-        let lat = LatencyModel {
-            latency_read_us: 10.0,
-            latency_write_us: 100.0,
-            latency_sync_us: 0.0,
-        };
-        let d = AsymmetryDevice::new(
-            CostDevice::new(MemDevice::new(1 << 16), lat),
-            AsymmetryModel::Rm1,
-        );
-        let clock = d.clock();
-        let mut buf = [0u8; 512];
-        d.write_at(0, &buf)?;
-        assert_eq!(d.extra_us(), 0.0);
-        clock.set(10); // f = 2: writes take twice as long, reads as before
-        d.write_at(0, &buf)?;
-        d.read_at(0, &mut buf)?;
-        assert!((d.extra_us() - 100.0).abs() < 1e-6);
-        assert!((d.stats().device_time_us - 310.0).abs() < 1e-6);
-        let rm2 = AsymmetryDevice::new(
-            CostDevice::new(MemDevice::new(1 << 16), lat),
-            AsymmetryModel::Rm2,
-        );
-        rm2.clock().set(1); // f = 0.95: reads take 1/0.95 as long, writes as before
-        rm2.read_at(0, &mut buf)?;
-        rm2.write_at(0, &buf)?;
-        assert!((rm2.extra_us() - 10.0 * (1.0 / 0.95 - 1.0)).abs() < 1e-3);
-        Ok(())
     }
 }

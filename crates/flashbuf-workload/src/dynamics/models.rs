@@ -26,7 +26,7 @@
 //! The lab changes the device's latencies at each epoch boundary (e.g. a cost device's
 //! write latency set to `R_i · read latency`) so that online-`R` policies see the change
 //! through their I/O observations; a policy run with a fixed `R` is given `R_i` (for
-//! FD-Buffer, [`crate::policy::FdBufferHandle::set_r`]).
+//! FD-Buffer, through the pool's cost update).
 
 /// Default epoch length in references.
 pub const EPOCH_REFS: usize = 5_000;
