@@ -4,6 +4,7 @@
 //! - [`spec`]: the `NAME[:key=value,...]` grammar.
 //! - [`registry`]: names to devices, stores and policies.
 //! - [`feed`]: the trace reader thread and the dense address map.
+//! - [`mrc`]: LRU miss and write-back curves in one pass, SHARDS sampling.
 //! - [`scan`]: a preparatory pass (distinct pages, sizes).
 //! - [`replay`]: one run; [`compare`]: a matrix of runs.
 //! - [`bounds`]: offline cost bounds of a run (run option).
@@ -15,6 +16,7 @@ pub mod bounds;
 pub mod compare;
 mod error;
 pub mod feed;
+pub mod mrc;
 pub mod oracle;
 pub mod plot;
 pub mod registry;
