@@ -6,8 +6,10 @@
 //! - [`stack`]: stack distances (Fenwick tree over time slots, compacted).
 //! - [`curve`]: the miss/write-back difference arrays and the resulting [`Curve`].
 //! - [`shards`]: fixed-rate and fixed-size SHARDS.
+//! - [`report`]: rows with I/O costs, table, CSV, JSON, plot.
 
 pub mod curve;
+pub mod report;
 pub mod shards;
 pub mod stack;
 
