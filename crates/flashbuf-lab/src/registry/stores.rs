@@ -125,4 +125,39 @@ mod tests {
         ));
         v("stable-buffer:slots=16,grow_pages=8").unwrap();
     }
+
+    #[test]
+    fn a_matrix_with_a_bad_store_in_its_last_cell_runs_nothing() {
+        let trace = std::path::PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../testdata/traces/pgbench-sample.pagetrace.csv.zst"
+        ));
+        let p = |t: &str| crate::spec::parse(t).unwrap();
+        let m = crate::compare::Matrix {
+            base: crate::RunConfig {
+                trace,
+                format: None,
+                policy: p("lru"),
+                store: p("direct"),
+                device: p("memory"),
+                buffer: crate::BufferSize::Pages(8),
+                page_size: 4096,
+                seed: 1,
+                paranoid: false,
+                progress: false,
+                limit_refs: None,
+                facts: None,
+            },
+            policies: vec![p("lru")],
+            stores: vec![p("direct"), p("stable-buffer:slots=0")],
+            devices: vec![p("memory")],
+            buffers: vec![crate::BufferSize::Pages(8)],
+        };
+        let mut ran = 0;
+        let e = crate::compare::compare(&m, |_| ran += 1)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(ran, 0, "runs before the error");
+        assert!(e.contains("slots=0") && e.contains("[1, "), "{e}");
+    }
 }
