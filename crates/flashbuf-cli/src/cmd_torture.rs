@@ -11,7 +11,7 @@ use clap::Args;
 use flashbuf_lab::torture::real::{torture, TortureConfig};
 use flashbuf_lab::torture::{torture_sim, SimTortureConfig, StoreTorture, Via};
 use flashbuf_lab::LabError;
-use flashbuf_store::testing::store_by_name;
+use flashbuf_testkit::CrashStore;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -25,7 +25,10 @@ pub struct TortureArgs {
     /// Crash points to reach per store (`--sim`).
     #[arg(long, default_value_t = 10_000)]
     pub crash_points: u64,
-    /// Store name (default: every store with `--sim`, `direct` on files).
+    /// The store, as the store table names it (`direct`, `stable-buffer:recognition=ondemand`;
+    /// default `direct`). With `--sim`: default every store's crash variants; a bare name
+    /// runs that store's variants, a variant's label that one, and options are laid over
+    /// each variant's small sizes (give sizes as `slots=`, `grow_pages=`).
     #[arg(long)]
     pub store: Option<String>,
     /// Directory holding the store and its journal (files mode; resumed if it holds a run).
@@ -69,8 +72,15 @@ fn sim_table(runs: &[StoreTorture], cfg: &SimTortureConfig) -> String {
         "torture --sim: seed {}, {} crash points per store, {} crash images per point\n",
         cfg.seed, cfg.crash_points, cfg.fanout
     );
+    // Stores given with options have long names: the column fits the longest.
+    let w = runs
+        .iter()
+        .map(|r| r.store.len())
+        .max()
+        .unwrap_or(0)
+        .max(16);
     s.push_str(&format!(
-        "{:<16} {:>9} {:>6} {:>8} {:>12} {:>12} {:>9} {:>7} {:>7} {:>6} {:>8} {:>8}\n",
+        "{:<w$} {:>9} {:>6} {:>8} {:>12} {:>12} {:>9} {:>7} {:>7} {:>6} {:>8} {:>8}\n",
         "store",
         "scenarios",
         "pool",
@@ -87,7 +97,7 @@ fn sim_table(runs: &[StoreTorture], cfg: &SimTortureConfig) -> String {
     for r in runs {
         let p = &r.report;
         s.push_str(&format!(
-            "{:<16} {:>9} {:>6} {:>8} {:>12} {:>12} {:>9} {:>7} {:>7} {:>6} {:>8} {:>8.1}\n",
+            "{:<w$} {:>9} {:>6} {:>8} {:>12} {:>12} {:>9} {:>7} {:>7} {:>6} {:>8} {:>8.1}\n",
             r.store,
             p.scenarios,
             r.pool_scenarios,
@@ -156,7 +166,7 @@ fn run_files(a: &TortureArgs) -> Result<ExitCode, LabError> {
             "give --path DIR (a real-process torture), or --sim".into(),
         ));
     };
-    let store = store_by_name(a.store.as_deref().unwrap_or("direct")).map_err(LabError::Usage)?;
+    let store = CrashStore::from_spec(a.store.as_deref().unwrap_or("direct"))?;
     if a.pages == 0 {
         return Err(LabError::Usage("--pages must be at least 1".into()));
     }
@@ -166,7 +176,7 @@ fn run_files(a: &TortureArgs) -> Result<ExitCode, LabError> {
         None => None,
     };
     let cfg = TortureConfig {
-        store,
+        store: store.clone(),
         dir: dir.clone(),
         seed: a.seed,
         duration,

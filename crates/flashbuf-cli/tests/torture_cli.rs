@@ -202,7 +202,7 @@ fn usage_errors_say_what_to_do() {
     assert!(text(&o).contains("give --path DIR"), "{}", text(&o));
     let o = flashbuf(&["torture", "--sim", "--store", "nope", "--crash-points", "1"]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(text(&o).contains("known: direct"), "{}", text(&o));
+    assert!(text(&o).contains("valid names: direct"), "{}", text(&o));
     let dir = tempfile::tempdir().unwrap();
     let o = flashbuf(&["check", "--path", p(dir.path())]);
     assert_eq!(o.status.code(), Some(1));

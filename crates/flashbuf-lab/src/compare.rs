@@ -1,6 +1,6 @@
 //! A matrix of runs: every policy × store × device × buffer size on one trace.
 
-use crate::registry::{device_facts, BuildContext, DeviceFacts};
+use crate::registry::{device_facts, validate_store, BuildContext, DeviceFacts};
 use crate::replay::{run_with, BufferSize, RunConfig, RunOptions};
 use crate::result::RunResult;
 use crate::scan::{scan_trace, TraceScan};
@@ -67,6 +67,10 @@ pub fn compare_with(
     mut on_done: impl FnMut(&RunResult),
 ) -> Result<Vec<RunResult>, LabError> {
     let b = &m.base;
+    // Every store of the matrix is checked before anything runs.
+    for s in &m.stores {
+        validate_store(s, b.page_size)?;
+    }
     let scan: Option<TraceScan> = if m.buffers.iter().any(|b| matches!(b, BufferSize::Ratio(_)))
         || m.devices.iter().any(|d| d.name == "sim")
     {

@@ -11,7 +11,9 @@
 //! reports as [`StoreError::Corrupt`].
 
 use crate::growth::{check_fits, Growth};
+use crate::registry::{self, GrowStep, StoreContext, StoreFactory};
 use crate::{PageStore, PageWrite, Poison, ReadOutcome, StoreError, StoreStats, Superblock};
+use flashbuf_core::config::{ConfigError, OptionSpec, Options};
 use flashbuf_core::page::{self, is_valid_page_size, PageState};
 use flashbuf_core::{DeviceStats, DirtyRanges, PageId};
 use flashbuf_device::{Device, WriteOp};
@@ -323,6 +325,61 @@ impl<D: Device> PageStore for DirectStore<D> {
         }
         Ok(())
     }
+}
+
+/// The direct store's options in the registry ([`crate::registry::STORES`]).
+pub(crate) const OPTIONS: &[OptionSpec] = &[registry::GROW, registry::GROW_PAGES];
+
+/// The direct store's typed configuration (its growth step; the page size comes from the
+/// context).
+#[derive(Debug, Clone, Copy)]
+struct DirectFactory {
+    grow: GrowStep,
+}
+
+impl DirectFactory {
+    fn config(&self, page_size: usize) -> DirectStoreConfig {
+        DirectStoreConfig {
+            page_size,
+            grow_bytes: self.grow.bytes(page_size),
+        }
+    }
+}
+
+impl StoreFactory for DirectFactory {
+    fn create(
+        &self,
+        device: Box<dyn Device>,
+        ctx: &StoreContext<'_>,
+    ) -> Result<Box<dyn PageStore>, StoreError> {
+        Ok(Box::new(DirectStore::create(
+            device,
+            self.config(ctx.page_size),
+        )?))
+    }
+
+    fn open(
+        &self,
+        device: Box<dyn Device>,
+        ctx: &StoreContext<'_>,
+    ) -> Result<Box<dyn PageStore>, StoreError> {
+        Ok(Box::new(DirectStore::open(
+            device,
+            self.config(ctx.page_size),
+        )?))
+    }
+
+    fn check(&self, page_size: usize) -> Result<(), ConfigError> {
+        DirectStore::<Box<dyn Device>>::check_config(&self.config(page_size))
+            .map_err(|e| registry::invalid(KIND, e))
+    }
+}
+
+/// Parses the direct store's validated options (no I/O).
+pub(crate) fn parse_options(o: &Options) -> Result<Box<dyn StoreFactory>, ConfigError> {
+    Ok(Box::new(DirectFactory {
+        grow: GrowStep::from_options(o)?,
+    }))
 }
 
 #[cfg(test)]

@@ -6,8 +6,9 @@
 //! - [`StableBufferStore`]: pages staged in a small on-device area and flushed home in
 //!   efficient write patterns ([`stable_buffer`]).
 //!
-//! [`testing`] holds the crash-consistency harness every store must pass (fault device,
-//! model, crash points, store factories); the lab's `flashbuf torture` uses it too.
+//! [`registry::STORES`] is the one table of stores (name, typed options, factory, crash
+//! variants): the lab, `flashbuf check`/`torture` and every crash suite of the test kit
+//! (crate `flashbuf-testkit`) build stores through it.
 //!
 //! Every store follows the durability contract of `design.md` §6: after
 //! [`PageStore::sync`] returns, every page written before it survives a crash with exactly
@@ -18,13 +19,14 @@ mod direct;
 mod error;
 mod growth;
 mod poison;
+pub mod registry;
 pub mod stable_buffer;
 mod superblock;
-pub mod testing;
 
 pub use direct::{DirectStore, DirectStoreConfig};
 pub use error::StoreError;
 pub use poison::Poison;
+pub use registry::{StoreContext, StoreEntry, StoreFactory, STORES};
 pub use stable_buffer::{StableBufferConfig, StableBufferStore};
 pub use superblock::{Superblock, SUPERBLOCK_FORMAT, SUPERBLOCK_MAGIC};
 

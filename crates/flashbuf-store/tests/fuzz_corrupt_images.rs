@@ -12,9 +12,9 @@ use flashbuf_core::page::crc32c;
 use flashbuf_core::{DirtyRanges, PageId};
 use flashbuf_device::fault::FaultDevice;
 use flashbuf_device::Device;
-use flashbuf_store::testing::content::filled_page;
-use flashbuf_store::testing::store_by_name;
 use flashbuf_store::{PageStore, ReadOutcome, StoreError, Superblock};
+use flashbuf_testkit::content::filled_page;
+use flashbuf_testkit::CrashStore;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -133,7 +133,7 @@ fn dir() -> PathBuf {
 /// A valid direct store: pages `0..PAGES` written (version = page + 1) and synced.
 fn valid(ps: usize) -> Vec<u8> {
     let dev = Arc::new(FaultDevice::new(0));
-    let f = store_by_name("direct").unwrap();
+    let f = CrashStore::from_spec("direct:grow_pages=8").unwrap();
     let s = f.create(Box::new(dev.clone()), ps).unwrap();
     for pid in 0..PAGES {
         let p = filled_page(ps, PageId(pid), pid + 1, SEED);
@@ -210,7 +210,7 @@ fn build(name: &str, ps: usize) -> Vec<u8> {
 #[test]
 fn checked_in_corrupt_images_fail_as_documented() {
     let regen = std::env::var("FLASHBUF_REGEN_CORRUPT").is_ok_and(|v| v == "1");
-    let f = store_by_name("direct").unwrap();
+    let f = CrashStore::from_spec("direct:grow_pages=8").unwrap();
     for (name, made_ps, open_ps, expect) in CASES {
         let path = dir().join(name);
         if regen {

@@ -18,9 +18,9 @@ use flashbuf_core::{DirtyRanges, PageId};
 use flashbuf_device::{FileDevice, FileDeviceOptions};
 use flashbuf_pool::policy::Lru;
 use flashbuf_pool::BufferPool;
-use flashbuf_store::testing::content::{self, filled_page, matches_fill};
-use flashbuf_store::testing::StoreFactory;
 use flashbuf_store::{PageStore, PageWrite, ReadOutcome, StoreError};
+use flashbuf_testkit::content::{self, filled_page, matches_fill};
+use flashbuf_testkit::CrashStore;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -33,7 +33,7 @@ pub const JOURNAL_FILE: &str = "torture.journal";
 #[derive(Debug, Clone)]
 pub struct TortureConfig {
     /// The store.
-    pub store: &'static StoreFactory,
+    pub store: CrashStore,
     /// Directory holding the store and the journal (created if absent).
     pub dir: PathBuf,
     /// Seed of the page choices (and of the contents of a new journal).
@@ -232,7 +232,7 @@ pub fn torture(
 #[derive(Debug, Clone)]
 pub struct CheckConfig {
     /// The store.
-    pub store: &'static StoreFactory,
+    pub store: CrashStore,
     /// The torture directory.
     pub dir: PathBuf,
     /// Page size to open with (default: the journal's, else 4096).
@@ -493,11 +493,14 @@ pub fn check(cfg: &CheckConfig) -> Result<CheckReport, LabError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flashbuf_store::testing::STORES;
+
+    fn direct() -> CrashStore {
+        CrashStore::variants().unwrap().swap_remove(0)
+    }
 
     fn cfg(dir: &Path, pool_frames: usize) -> TortureConfig {
         TortureConfig {
-            store: &STORES[0],
+            store: direct(),
             dir: dir.to_path_buf(),
             seed: 5,
             duration: None,
@@ -512,7 +515,7 @@ mod tests {
 
     fn check_cfg(dir: &Path) -> CheckConfig {
         CheckConfig {
-            store: &STORES[0],
+            store: direct(),
             dir: dir.to_path_buf(),
             page_size: None,
             pages: None,

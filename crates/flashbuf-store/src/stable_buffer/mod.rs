@@ -89,6 +89,7 @@
 pub mod config;
 mod flush;
 pub mod layout;
+pub mod options;
 pub mod patterns;
 mod reader;
 mod recovery;

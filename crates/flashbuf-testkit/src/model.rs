@@ -1,11 +1,11 @@
 //! The model a store is checked against: per page, its durable state and the writes since.
 //!
-//! See the module documentation of [`crate::testing`] for the rule ("old or new, never
+//! See the crate documentation of [`crate`] for the rule ("old or new, never
 //! torn or mixed; corrupt only if written since the last sync; no phantoms").
 
 use super::content::stamp_of;
-use crate::{ReadOutcome, StoreError};
 use flashbuf_core::PageId;
+use flashbuf_store::{ReadOutcome, StoreError};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
@@ -355,7 +355,7 @@ fn describe_seen(s: &ObservedRead) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::content::fill;
+    use crate::content::fill;
 
     fn payload(pid: u64, tag: u64) -> Arc<[u8]> {
         let mut p = vec![0u8; 64];
