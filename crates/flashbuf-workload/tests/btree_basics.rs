@@ -36,7 +36,10 @@ fn grows_and_shrinks_with_invariants() {
     }
     let s2 = t.check_invariants().unwrap();
     assert_eq!(s2.entries, u64::from(n.div_ceil(3)));
-    assert!(s2.pages() < s.pages(), "merges freed pages: {s2:?} vs {s:?}");
+    assert!(
+        s2.pages() < s.pages(),
+        "merges freed pages: {s2:?} vs {s:?}"
+    );
     check_space(&space, &[&t]).unwrap();
     for i in (0..n).filter(|i| i % 3 == 0) {
         assert!(t.delete(&key(i)).unwrap());
@@ -70,11 +73,15 @@ fn scans_respect_bounds_and_cross_leaves() {
     let r = t.range(&1990u32.to_be_bytes(), None, 5).unwrap();
     assert_eq!(r.len(), 5);
     let n = t
-        .scan_update(&10u32.to_be_bytes(), Bound::Excluded(&20u32.to_be_bytes()), |_, v| {
-            let mut w = v.to_vec();
-            w[0] = 9;
-            (Some(w), true)
-        })
+        .scan_update(
+            &10u32.to_be_bytes(),
+            Bound::Excluded(&20u32.to_be_bytes()),
+            |_, v| {
+                let mut w = v.to_vec();
+                w[0] = 9;
+                (Some(w), true)
+            },
+        )
         .unwrap();
     assert_eq!(n, 10);
     assert_eq!(t.get(&15u32.to_be_bytes()).unwrap().unwrap()[0], 9);
@@ -89,7 +96,10 @@ fn too_large_entries_are_refused_and_several_trees_share_a_space() {
     let a = BTree::create(&pool, space, TreeId(1), TreeConfig::default()).unwrap();
     let b = BTree::create(&pool, space, TreeId(2), TreeConfig::default()).unwrap();
     let big = vec![0u8; a.max_entry_bytes()];
-    assert!(matches!(a.insert(b"k", &big), Err(TreeError::TooLarge { .. })));
+    assert!(matches!(
+        a.insert(b"k", &big),
+        Err(TreeError::TooLarge { .. })
+    ));
     assert!(a.insert(b"", &big[1..]).unwrap());
     for i in 0..3000u32 {
         a.put(&i.to_be_bytes(), b"a").unwrap();

@@ -71,9 +71,7 @@ impl<S: PageStore> BTree<'_, S> {
             if pair[0].1 != pair[1].0 .0 {
                 return Err(format!(
                     "leaf {} links to {} but the next leaf in key order is {}",
-                    pair[0].0,
-                    pair[0].1,
-                    pair[1].0
+                    pair[0].0, pair[0].1, pair[1].0
                 ));
             }
         }
@@ -117,7 +115,10 @@ impl<S: PageStore> BTree<'_, S> {
             return Err(format!("{pid}: {e}"));
         }
         if n.level() != level {
-            return Err(format!("{pid}: level {} where {level} was expected", n.level()));
+            return Err(format!(
+                "{pid}: level {} where {level} was expected",
+                n.level()
+            ));
         }
         check_layout(pid, &n)?;
         for i in 0..n.count() {
@@ -126,7 +127,9 @@ impl<S: PageStore> BTree<'_, S> {
                 return Err(format!("{pid}: keys {} and {i} out of order", i - 1));
             }
             if b.lo.is_some_and(|lo| k < lo) || b.hi.is_some_and(|hi| k >= hi) {
-                return Err(format!("{pid}: key {i} ({k:?}) outside its parent's bounds"));
+                return Err(format!(
+                    "{pid}: key {i} ({k:?}) outside its parent's bounds"
+                ));
             }
         }
         if n.is_leaf() {
@@ -149,7 +152,11 @@ impl<S: PageStore> BTree<'_, S> {
         for (p, &c) in children.iter().enumerate() {
             let cb = Bounds {
                 lo: if p == 0 { b.lo } else { Some(&keys[p - 1]) },
-                hi: if p == keys.len() { b.hi } else { Some(&keys[p]) },
+                hi: if p == keys.len() {
+                    b.hi
+                } else {
+                    Some(&keys[p])
+                },
             };
             self.check_node_rec(c, level - 1, &cb, w)?;
         }
@@ -166,7 +173,9 @@ fn check_layout(pid: PageId, n: &Node<'_>) -> Result<(), String> {
     for i in 0..n.count() {
         let o = n.cell_offset(i);
         if o < cs || o + 4 > len {
-            return Err(format!("{pid}: slot {i} points to {o}, outside {cs}..{len}"));
+            return Err(format!(
+                "{pid}: slot {i} points to {o}, outside {cs}..{len}"
+            ));
         }
         let size = n.cell_size(i);
         if o + size > len {

@@ -115,11 +115,16 @@ impl<'a> Node<'a> {
             None => return Some(format!("unknown node kind {}", self.d[O_KIND])),
         }
         if self.tree() != tree {
-            return Some(format!("node of tree {} where tree {tree} was expected", self.tree()));
+            return Some(format!(
+                "node of tree {} where tree {tree} was expected",
+                self.tree()
+            ));
         }
         let (n, cs, len) = (self.count(), self.cell_start(), self.d.len());
         if NODE_HEADER + n * SLOT > cs || cs > len {
-            return Some(format!("count {n} and cell start {cs} do not fit {len} bytes"));
+            return Some(format!(
+                "count {n} and cell start {cs} do not fit {len} bytes"
+            ));
         }
         None
     }
@@ -341,7 +346,10 @@ pub fn write_fresh(
     let len = p.bytes().len();
     let total: usize = cells.iter().map(Vec::len).sum();
     let cell_start = len - total;
-    debug_assert!(NODE_HEADER + cells.len() * SLOT <= cell_start, "cells overflow");
+    debug_assert!(
+        NODE_HEADER + cells.len() * SLOT <= cell_start,
+        "cells overflow"
+    );
     let mut hdr = [0u8; NODE_HEADER];
     hdr[O_MAGIC..O_MAGIC + 2].copy_from_slice(&NODE_MAGIC.to_le_bytes());
     hdr[O_KIND] = kind.code();
@@ -599,7 +607,10 @@ pub(crate) mod tests {
         p.dirty.clear();
         let c = leaf_cell(&[20], &[1; 40]);
         insert_cell(&mut p, 1, &c);
-        assert_eq!(keys(&p), vec![vec![10], vec![20], vec![30], vec![50], vec![70]]);
+        assert_eq!(
+            keys(&p),
+            vec![vec![10], vec![20], vec![30], vec![50], vec![70]]
+        );
         // Cell (46 bytes) + 4 shifted slots (8 bytes) + count and cell start (4 bytes).
         assert!(p.dirty.total_bytes() <= 46 + 8 + 4, "{:?}", p.dirty);
         assert_eq!(Node::new(&p.data).header_error(7), None);
@@ -633,7 +644,14 @@ pub(crate) mod tests {
     #[test]
     fn replace_value_same_length_writes_the_diff_only() {
         let mut p = VecPage::new(4064);
-        write_fresh(&mut p, Kind::Leaf, 0, 1, NONE, &[leaf_cell(b"k", &[0u8; 100])]);
+        write_fresh(
+            &mut p,
+            Kind::Leaf,
+            0,
+            1,
+            NONE,
+            &[leaf_cell(b"k", &[0u8; 100])],
+        );
         p.dirty.clear();
         let mut v = [0u8; 100];
         v[40] = 1;

@@ -85,9 +85,7 @@ impl PageSpace {
             .0
             .checked_add(pages)
             .filter(|_| pages >= 2)
-            .ok_or_else(|| {
-                TreeError::Invalid(format!("page space of {pages} pages at {first}"))
-            })?;
+            .ok_or_else(|| TreeError::Invalid(format!("page space of {pages} pages at {first}")))?;
         let mut g = pool.write(first)?;
         let mut hdr = [0u8; O_CATALOG];
         hdr[..4].copy_from_slice(MAGIC);
@@ -124,7 +122,10 @@ impl PageSpace {
         id: TreeId,
     ) -> Result<Option<PageId>, TreeError> {
         let g = pool.read(self.header)?;
-        Ok(catalog(g.data()).into_iter().find(|e| e.0 == id).map(|e| e.1))
+        Ok(catalog(g.data())
+            .into_iter()
+            .find(|e| e.0 == id)
+            .map(|e| e.1))
     }
 
     /// Every tree of the catalog with its root.
@@ -228,10 +229,7 @@ impl PageSpace {
 
     /// The pages of the free list, in list order (call while no other thread uses the
     /// space).
-    pub fn free_pages<S: PageStore>(
-        &self,
-        pool: &BufferPool<S>,
-    ) -> Result<Vec<PageId>, TreeError> {
+    pub fn free_pages<S: PageStore>(&self, pool: &BufferPool<S>) -> Result<Vec<PageId>, TreeError> {
         let (mut p, count) = {
             let g = pool.read(self.header)?;
             (rd64(g.data(), O_FREE_HEAD), rd64(g.data(), O_FREE_COUNT))

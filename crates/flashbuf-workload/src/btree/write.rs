@@ -122,7 +122,10 @@ impl<'p, S: PageStore> BTree<'p, S> {
                         node::replace_value(&mut g, i, &v);
                         Ok(true)
                     }
-                    Err(i) if n.free_total() >= node::LEAF_CELL_OVERHEAD + key.len() + v.len() + SLOT => {
+                    Err(i)
+                        if n.free_total()
+                            >= node::LEAF_CELL_OVERHEAD + key.len() + v.len() + SLOT =>
+                    {
                         node::insert_cell(&mut g, i, &node::leaf_cell(key, &v));
                         Ok(true)
                     }

@@ -28,3 +28,5 @@ pub fn reopen(dev: &Arc<MemDevice>, page_size: usize, frames: usize) -> BufferPo
 
 /// The first page of the test trees' space.
 pub const SPACE: PageId = PageId(0);
+
+pub mod engine;
