@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used)]
 //! B+-tree basics: growth to several levels, deletes down to an empty tree, scans, big
 //! entries refused, several trees in one space.
 

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used)]
 //! The B+-tree against a `BTreeMap` model under proptest: inserts, puts, updates,
 //! deletes, gets and ranges, with the pool synced, dropped and reopened over the same
 //! store in between; the invariants and the space accounting are checked at every reopen

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used)]
 //! Many threads on two trees of one space, through a pool small enough to evict all the
 //! time. Each thread owns the keys that end in its number (keys of all threads interleave
 //! in the same leaves, so splits and merges race) and keeps a model of them; scans over the

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used)]
 //! Every workload keeps its consistency conditions after runs with 1 and 4 threads, for
 //! every policy, over the direct store on a memory device and on a small simulated one;
 //! the pool's and the store's invariants hold afterwards.

@@ -50,6 +50,7 @@ mod space;
 mod write;
 
 pub use check::{check_space, TreeStats};
+pub use read::Entry;
 pub use space::{PageSpace, SpaceUsage, TreeId};
 pub use write::Change;
 

@@ -7,6 +7,9 @@ use flashbuf_pool::{PageReadGuard, PageWriteGuard};
 use flashbuf_store::PageStore;
 use std::ops::Bound;
 
+/// A key and its value.
+pub type Entry = (Vec<u8>, Vec<u8>);
+
 impl<'p, S: PageStore> BTree<'p, S> {
     /// Read-latches the leaf whose key range covers `key`, coupling down from the root.
     pub(super) fn read_leaf(&self, key: &[u8]) -> Result<PageReadGuard<'p, S>, TreeError> {
@@ -127,7 +130,7 @@ impl<'p, S: PageStore> BTree<'p, S> {
         start: &[u8],
         end: Option<&[u8]>,
         limit: usize,
-    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, TreeError> {
+    ) -> Result<Vec<Entry>, TreeError> {
         let mut out = Vec::new();
         if limit == 0 {
             return Ok(out);

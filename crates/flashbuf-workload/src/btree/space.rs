@@ -19,7 +19,7 @@
 //! that frees it until [`PageSpace::free`] returns, and that thread takes no other latch
 //! meanwhile, so the allocator's wait always ends.
 
-use super::node::{self, Kind, Node, NONE};
+use super::node::{self, rd64, Kind, Node, NONE};
 use super::TreeError;
 use flashbuf_core::PageId;
 use flashbuf_pool::{BufferPool, PageWriteGuard};
@@ -62,12 +62,6 @@ pub struct SpaceUsage {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PageSpace {
     header: PageId,
-}
-
-fn rd64(d: &[u8], o: usize) -> u64 {
-    let mut b = [0u8; 8];
-    b.copy_from_slice(&d[o..o + 8]);
-    u64::from_le_bytes(b)
 }
 
 fn put64<S: PageStore>(g: &mut PageWriteGuard<'_, S>, o: usize, v: u64) {

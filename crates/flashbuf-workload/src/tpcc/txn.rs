@@ -59,8 +59,9 @@ impl TpccWorker<'_> {
         }
     }
 
-    /// §2.4: returns 0, or 5 when the order rolled back.
-    fn new_order(&mut self, w: u16) -> Result<usize, WorkloadError> {
+    /// The inputs of a New-Order (§2.4.1): district, customer and order lines (the last
+    /// naming an unused item in 1% of the orders).
+    fn new_order_input(&mut self, w: u16) -> (u8, u32, Vec<Line>) {
         let cfg = self.s.cfg;
         let c_run = self.s.c_run;
         let d = uniform(&mut self.rng, 1, u64::from(DISTRICTS)) as u8;
@@ -86,6 +87,13 @@ impl TpccWorker<'_> {
                 quantity,
             });
         }
+        (d, c, lines)
+    }
+
+    /// §2.4: returns 0, or 5 when the order rolled back.
+    fn new_order(&mut self, w: u16) -> Result<usize, WorkloadError> {
+        let (d, c, lines) = self.new_order_input(w);
+        let ol_cnt = lines.len() as u8;
         let t = |x| self.s.tree(x);
         // Items first: an unused item rolls the order back before anything changed.
         let mut prices = Vec::with_capacity(lines.len());
@@ -131,40 +139,7 @@ impl TpccWorker<'_> {
         t(Table::OrderCustomer).insert(&rows::order_customer_key(w, d, c, o_id), &[])?;
         let mut total = 0i64;
         for (k, (l, price)) in lines.iter().zip(&prices).enumerate() {
-            let mut dist = [0u8; 24];
-            let found = t(Table::Stock).update(&rows::stock_key(l.supply_w, l.i_id), |r| {
-                let at = stock::DIST + 24 * (usize::from(d) - 1);
-                dist.copy_from_slice(&r[at..at + 24]);
-                let mut n = r.to_vec();
-                let q = get_u32(r, stock::QUANTITY);
-                let want = u32::from(l.quantity);
-                set_u32(
-                    &mut n,
-                    stock::QUANTITY,
-                    if q >= want + 10 {
-                        q - want
-                    } else {
-                        q + 91 - want
-                    },
-                );
-                set_u32(&mut n, stock::YTD, get_u32(r, stock::YTD) + want);
-                set_u16(
-                    &mut n,
-                    stock::ORDER_CNT,
-                    get_u16(r, stock::ORDER_CNT).wrapping_add(1),
-                );
-                if l.supply_w != w {
-                    set_u16(
-                        &mut n,
-                        stock::REMOTE_CNT,
-                        get_u16(r, stock::REMOTE_CNT).wrapping_add(1),
-                    );
-                }
-                Some(n)
-            })?;
-            if !found {
-                return Err(missing(format!("stock {}/{}", l.supply_w, l.i_id)));
-            }
+            let dist = self.take_stock(w, d, l)?;
             let amount = i64::from(l.quantity) * price;
             total += amount;
             let mut ol = vec![0u8; order_line::LEN];
@@ -180,6 +155,49 @@ impl TpccWorker<'_> {
             / 10_000;
         std::hint::black_box(total);
         Ok(0)
+    }
+
+    /// Takes `l`'s quantity from its stock row (§2.4.2.2) and returns the district's
+    /// `S_DIST_xx`.
+    fn take_stock(&self, w: u16, d: u8, l: &Line) -> Result<[u8; 24], WorkloadError> {
+        let mut dist = [0u8; 24];
+        let found =
+            self.s
+                .tree(Table::Stock)
+                .update(&rows::stock_key(l.supply_w, l.i_id), |r| {
+                    let at = stock::DIST + 24 * (usize::from(d) - 1);
+                    dist.copy_from_slice(&r[at..at + 24]);
+                    let mut n = r.to_vec();
+                    let q = get_u32(r, stock::QUANTITY);
+                    let want = u32::from(l.quantity);
+                    set_u32(
+                        &mut n,
+                        stock::QUANTITY,
+                        if q >= want + 10 {
+                            q - want
+                        } else {
+                            q + 91 - want
+                        },
+                    );
+                    set_u32(&mut n, stock::YTD, get_u32(r, stock::YTD) + want);
+                    set_u16(
+                        &mut n,
+                        stock::ORDER_CNT,
+                        get_u16(r, stock::ORDER_CNT).wrapping_add(1),
+                    );
+                    if l.supply_w != w {
+                        set_u16(
+                            &mut n,
+                            stock::REMOTE_CNT,
+                            get_u16(r, stock::REMOTE_CNT).wrapping_add(1),
+                        );
+                    }
+                    Some(n)
+                })?;
+        if !found {
+            return Err(missing(format!("stock {}/{}", l.supply_w, l.i_id)));
+        }
+        Ok(dist)
     }
 
     /// The customer of a Payment or Order-Status: 60% by last name (the middle one of
