@@ -259,6 +259,13 @@ impl<'p, S: PageStore> BTree<'p, S> {
             if g.page_id() == self.root {
                 return self.split_root(&mut g, &cells, s, leaf, level);
             }
+            let Some(parent) = path.pop() else {
+                // A node kept without its parent was safe: it cannot need a split.
+                return Err(TreeError::Corrupt {
+                    pid: g.page_id(),
+                    detail: "a split reached a node whose parent was released".into(),
+                });
+            };
             let right = self.space.alloc(self.pool)?;
             let sep = node::cell_key(&cells[s], leaf).to_vec();
             {
@@ -288,12 +295,6 @@ impl<'p, S: PageStore> BTree<'p, S> {
                 node::set_link(&mut g, right.0);
             }
             drop(g);
-            let Some(parent) = path.pop() else {
-                return Err(TreeError::Corrupt {
-                    pid: right,
-                    detail: "a split reached a node whose parent was released".into(),
-                });
-            };
             p = Pending {
                 idx: parent.pos,
                 cell: node::internal_cell(&sep, right.0),
