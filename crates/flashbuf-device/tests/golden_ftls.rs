@@ -12,17 +12,14 @@
 use flashbuf_core::rng::SplitMix64;
 use flashbuf_device::sim::{Ftl, FtlConfig, FtlStats, Nand, NandGeometry, NandTiming, FTLS};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+
+mod golden;
 
 const PPB: u32 = 32;
 const LBNS: u32 = 64;
 /// Over-provisioning of every FTL's array, as a fraction of the data blocks.
 const OP: f64 = 0.1;
 const REGEN: &str = "FLASHBUF_REGEN_GOLDEN=1 cargo test -p flashbuf-device --test golden_ftls";
-
-fn golden_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/ftls.golden")
-}
 
 /// The fixed pattern; returns the counters at the end (invariants checked).
 fn drive(f: &mut dyn Ftl, seed: u64) -> FtlStats {
@@ -130,37 +127,8 @@ fn key(c: &FtlConfig) -> String {
     }
 }
 
-fn load() -> BTreeMap<String, String> {
-    let text = std::fs::read_to_string(golden_path()).unwrap_or_default();
-    text.lines()
-        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
-        .filter_map(|l| l.split_once('\t'))
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
-}
-
 #[test]
 fn every_ftl_matches_its_golden_row() {
     let got: BTreeMap<String, String> = configs().iter().map(|c| (key(c), measure(c))).collect();
-    if std::env::var_os("FLASHBUF_REGEN_GOLDEN").is_some() {
-        let mut text = String::from(
-            "# FTL golden rows: tests/golden_ftls.rs (key<TAB>counts). Regenerate with\n",
-        );
-        text += &format!("# {REGEN}\n");
-        for (k, v) in &got {
-            text += &format!("{k}\t{v}\n");
-        }
-        std::fs::write(golden_path(), text).expect("write golden file");
-        return;
-    }
-    let want = load();
-    for (k, v) in &got {
-        match want.get(k) {
-            None => panic!(
-                "no golden row for FTL '{k}' in {}; generate it with `{REGEN}`",
-                golden_path().display()
-            ),
-            Some(w) => assert_eq!(v, w, "FTL '{k}' differs from its golden row"),
-        }
-    }
+    golden::check_rows("ftls.golden", REGEN, &got);
 }
