@@ -7,7 +7,7 @@
 //! | `memory` | — | — | [`MemDevice`] (no clock) |
 //! | `cost` | — | `read_us`, `write_us`, `sync_us` | [`CostDevice`] over memory |
 //! | `file` | `PATH` | `direct`, `overwrite` | [`FileDevice`] (wall clock) |
-//! | `sim` | `PROFILE` | `seed`, `precondition` + the profile's ([`sim`]) | [`SimDevice`] |
+//! | `sim` | `PROFILE` | `seed`, `precondition` + the profile's ([`sim`]) | [`SimDevice`](crate::sim::SimDevice) |
 //!
 //! Two phases, as for every kind: [`parse_device`] checks a name against the table and its
 //! options against the entry's schema (for `sim`, the schema of the profile's kind: flash
@@ -66,6 +66,9 @@ pub trait DeviceFactory: fmt::Debug + Send + Sync {
     fn facts(&self, ctx: &DeviceContext) -> Result<DeviceFacts, DeviceError>;
 }
 
+/// What an entry's `parse` returns: the typed configuration, ready to build.
+pub type ParsedDevice = Result<Box<dyn DeviceFactory>, ConfigError>;
+
 /// Which clock a device's `stats().device_time_us` follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DeviceClock {
@@ -91,7 +94,7 @@ pub struct DeviceEntry {
     pub options: fn(arg: Option<&str>) -> Result<&'static [OptionSpec], ConfigError>,
     /// Parses the argument and the validated options into a typed configuration, without
     /// I/O.
-    pub parse: fn(arg: Option<&str>, opts: &Options) -> Result<Box<dyn DeviceFactory>, ConfigError>,
+    pub parse: fn(arg: Option<&str>, opts: &Options) -> ParsedDevice,
     /// The device's capacity follows [`DeviceContext::capacity_hint_bytes`] (the lab must
     /// know the trace's data size before building it).
     pub sized_by_hint: bool,
@@ -288,7 +291,7 @@ const COST_OPTIONS: &[OptionSpec] = &[
 #[derive(Debug)]
 struct CostConfig(LatencyModel);
 
-fn parse_cost(_: Option<&str>, o: &Options) -> Result<Box<dyn DeviceFactory>, ConfigError> {
+fn parse_cost(_: Option<&str>, o: &Options) -> ParsedDevice {
     let us = |k: &str| {
         o.f64(k)
             .ok_or_else(|| o.invalid(format!("{k} has no value")))
@@ -339,7 +342,7 @@ struct FileConfig {
     overwrite: bool,
 }
 
-fn parse_file(arg: Option<&str>, o: &Options) -> Result<Box<dyn DeviceFactory>, ConfigError> {
+fn parse_file(arg: Option<&str>, o: &Options) -> ParsedDevice {
     Ok(Box::new(FileConfig {
         path: PathBuf::from(arg.unwrap_or_default()),
         direct: o.bool("direct").unwrap_or(false),

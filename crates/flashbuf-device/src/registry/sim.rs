@@ -2,7 +2,7 @@
 //! the lab's options (`seed`, `precondition`) followed by those of the profile's kind
 //! ([`FLASH_OPTIONS`] or [`HDD_OPTIONS`]), typed and checked before anything is built.
 
-use super::{BuiltDevice, DeviceContext, DeviceFactory};
+use super::{BuiltDevice, DeviceContext, DeviceFactory, ParsedDevice};
 use crate::sim::{
     sim_profile_names, DeviceModel, SimDevice, SimProfile, FLASH_OPTIONS, HDD_OPTIONS,
 };
@@ -72,7 +72,7 @@ pub(super) fn options(arg: Option<&str>) -> Result<&'static [OptionSpec], Config
     })
 }
 
-pub(super) fn parse(arg: Option<&str>, o: &Options) -> Result<Box<dyn DeviceFactory>, ConfigError> {
+pub(super) fn parse(arg: Option<&str>, o: &Options) -> ParsedDevice {
     Ok(Box::new(config(arg, o)?))
 }
 

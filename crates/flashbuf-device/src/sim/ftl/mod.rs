@@ -39,7 +39,7 @@ pub use self::core::FtlCore;
 pub use bast::BastFtl;
 pub use fast::FastFtl;
 pub use page_map::PageMapFtl;
-pub use table::{FtlConfig, FtlEntry};
+pub use table::{BuiltFtl, FtlConfig, FtlEntry};
 
 pub(crate) use self::core::Role;
 

@@ -7,6 +7,9 @@ use flashbuf_core::config::{self, ConfigError, OptionSpec, Options, Spec};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
+/// What an entry's `build` returns: the FTL, or why the geometry does not fit it.
+pub type BuiltFtl = Result<Box<dyn Ftl>, String>;
+
 /// One FTL the simulator can run: its name, typed options and builder. The table is
 /// [`FTLS`]; each FTL's file declares its own entry.
 #[derive(Debug)]
@@ -22,12 +25,7 @@ pub struct FtlEntry {
     pub extra_blocks: fn(opts: &Options, op_blocks: u32) -> u32,
     /// Builds the FTL over `nand` exporting `logical_pages` pages, `seed` choosing the
     /// initial order of the free blocks. Refuses a geometry without enough spare blocks.
-    pub build: fn(
-        opts: &Options,
-        nand: Nand,
-        logical_pages: u32,
-        seed: u64,
-    ) -> Result<Box<dyn Ftl>, String>,
+    pub build: fn(opts: &Options, nand: Nand, logical_pages: u32, seed: u64) -> BuiltFtl,
 }
 
 /// The `log-blocks` option of the hybrid FTLs (BAST's log blocks, FAST's random log pool).
