@@ -141,25 +141,11 @@ impl<D: Device> Device for AsymmetryDevice<D> {
         self.stretch(t0, s);
         Ok(())
     }
-    fn sync(&self) -> Result<(), DeviceError> {
-        self.inner.sync()
-    }
-    fn len(&self) -> u64 {
-        self.inner.len()
-    }
-    fn set_len(&self, len: u64) -> Result<(), DeviceError> {
-        self.inner.set_len(len)
-    }
-    fn max_len(&self) -> Option<u64> {
-        self.inner.max_len()
-    }
+    flashbuf_device::forward_device!(inner => sync, len, set_len, max_len, alignment);
     fn stats(&self) -> DeviceStats {
         let mut s = self.inner.stats();
         s.device_time_us += self.extra_us();
         s
-    }
-    fn alignment(&self) -> usize {
-        self.inner.alignment()
     }
     fn describe(&self) -> String {
         format!("{}+{}", self.inner.describe(), asymmetry_name(self.model))
