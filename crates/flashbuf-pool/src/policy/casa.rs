@@ -27,8 +27,8 @@
 //!   other list.
 //! - Cost updates ([`Policy::update_costs`], e.g. per epoch of an asymmetry model): with
 //!   static costs, `C_r` and `C_w` are recomputed from the new `read_us` and `write_us`
-//!   (`τ` stays where it is); with online costs the update is ignored, the measured
-//!   latencies already follow the device.
+//!   (`τ` stays where it is; costs given as options hold until the first update); with
+//!   online costs the update is ignored, the measured latencies already follow the device.
 //! - Online costs ([`CasaConfig::learn_costs`]): `r` and `w` are the moving averages
 //!   (exponential, weight `1/learn_window` after a plain mean over the first
 //!   `learn_window` samples) of the device latencies the pool measures per page read and
