@@ -40,7 +40,10 @@ fn spec(inner: u8, cfg: ClusteringConfig) -> String {
         ClusterChoice::Victim => "victim",
         ClusterChoice::Metric => "metric",
     };
-    format!("{base}clustering={mode},cluster={},choice={choice}", cfg.cluster_size)
+    format!(
+        "{base}clustering={mode},cluster={},choice={choice}",
+        cfg.cluster_size
+    )
 }
 
 fn pair(inner: u8, frames: usize, cfg: ClusteringConfig) -> (Box<dyn Policy>, Box<dyn Policy>) {

@@ -50,7 +50,15 @@ fn both(spec: &str, frames: usize, trace: &[(bool, u64)], flush_every: usize) {
 /// `fd-buffer` with fixed windows of `window` references, group size `group`, a fixed
 /// `r`, present conditions `pr`, and clustering `k` (0 off, 1 drain, 2 batch) of `pages`
 /// pages with the victim cluster by priority or by the dirty pool's order.
-fn spec(window: u64, group: usize, r: f64, pr: bool, k: u8, pages: u64, victim: ClusterVictim) -> String {
+fn spec(
+    window: u64,
+    group: usize,
+    r: f64,
+    pr: bool,
+    k: u8,
+    pages: u64,
+    victim: ClusterVictim,
+) -> String {
     let mut s = format!("fd-buffer:window={window},group={group},r={r},pr={pr},timed=false");
     if k > 0 {
         let mode = if k == 1 { "drain" } else { "batch" };

@@ -44,7 +44,9 @@ fn value(kind: OptKind) -> BoxedStrategy<String> {
         OptKind::Bool => any::<bool>().prop_map(|b| b.to_string()).boxed(),
         OptKind::UInt { min, max } | OptKind::Bytes { min, max } => {
             let hi = max.min(min.saturating_add(99));
-            prop_oneof![Just(min), min..=hi].prop_map(|v| v.to_string()).boxed()
+            prop_oneof![Just(min), min..=hi]
+                .prop_map(|v| v.to_string())
+                .boxed()
         }
         OptKind::Float { min, max } => float(min, max),
         OptKind::Choice(words) => select(words).prop_map(str::to_string).boxed(),
@@ -137,7 +139,10 @@ fn every_entry_with_a_reference_matches_it() {
         }
         compared += 1;
     }
-    assert!(compared >= 5, "only {compared} entries have a naive reference");
+    assert!(
+        compared >= 5,
+        "only {compared} entries have a naive reference"
+    );
 }
 
 /// Every entry that names a reference builds one for its defaults and for each golden spec
@@ -160,8 +165,18 @@ fn references_exist_where_the_table_says_and_agree_on_the_golden_specs() {
     let ctx = context(frames, DeviceFacts::default());
     for e in POLICIES {
         let parsed = Spec::parse(e.name, |_| false).unwrap();
-        let has = e.parse_spec(&parsed).unwrap().build_reference(&ctx).is_some();
-        assert_eq!(has, e.reference.is_some(), "{}: reference {:?}", e.name, e.reference);
+        let has = e
+            .parse_spec(&parsed)
+            .unwrap()
+            .build_reference(&ctx)
+            .is_some();
+        assert_eq!(
+            has,
+            e.reference.is_some(),
+            "{}: reference {:?}",
+            e.name,
+            e.reference
+        );
         if e.reference.is_none() {
             continue;
         }
@@ -177,4 +192,3 @@ fn references_exist_where_the_table_says_and_agree_on_the_golden_specs() {
         }
     }
 }
-

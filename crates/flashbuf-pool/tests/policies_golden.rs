@@ -120,7 +120,9 @@ fn build(spec: &str, frames: usize, refs: &[(bool, u64)]) -> Box<dyn Policy> {
     let ctx = PolicyContext::new(frames, PAGE_SIZE, FACTS).with_trace(refs);
     let parsed = Spec::parse(spec, |_| false).unwrap();
     let (_, factory) = registry::parse(&parsed).unwrap_or_else(|e| panic!("{spec}: {e}"));
-    factory.build(&ctx).unwrap_or_else(|e| panic!("{spec}: {e}"))
+    factory
+        .build(&ctx)
+        .unwrap_or_else(|e| panic!("{spec}: {e}"))
 }
 
 #[test]
@@ -128,7 +130,11 @@ fn golden_counts_on_the_tpcc_sample() {
     let refs = load(REFS);
     let mut rows = Vec::new();
     for entry in POLICIES {
-        assert!(!entry.golden.is_empty(), "{} has no golden spec", entry.name);
+        assert!(
+            !entry.golden.is_empty(),
+            "{} has no golden spec",
+            entry.name
+        );
         for &spec in entry.golden {
             let pool = BufferPool::new(store(), FRAMES, build(spec, FRAMES, &refs)).unwrap();
             replay(&pool, &refs);
@@ -172,19 +178,32 @@ fn every_entry_has_a_sound_schema_and_its_defaults_parse() {
         }
         e.parse_spec(&bare)
             .unwrap_or_else(|err| panic!("{} with its defaults: {err}", e.name));
-        assert_eq!(e.golden.first(), Some(&e.name), "{}: golden specs start with the bare name", e.name);
+        assert_eq!(
+            e.golden.first(),
+            Some(&e.name),
+            "{}: golden specs start with the bare name",
+            e.name
+        );
         for spec in e.golden {
             let s = Spec::parse(spec, |_| false).unwrap();
             assert_eq!(s.name, e.name, "{spec} is not a spec of {}", e.name);
-            e.parse_spec(&s).unwrap_or_else(|err| panic!("{spec}: {err}"));
+            e.parse_spec(&s)
+                .unwrap_or_else(|err| panic!("{spec}: {err}"));
         }
         assert_eq!(e.help_lines().len(), e.options.len() + 1);
     }
     // A typo is refused at parse time, naming the option and the valid keys.
     let e = registry::parse(&Spec::parse("cfdc:windw=0.5", |_| false).unwrap()).unwrap_err();
-    assert!(e.to_string().contains("'windw'") && e.to_string().contains("window, cluster_size"), "{e}");
+    assert!(
+        e.to_string().contains("'windw'") && e.to_string().contains("window, cluster_size"),
+        "{e}"
+    );
     let e = registry::lookup("lruu").unwrap_err();
-    assert!(e.to_string().contains("lru, cflru, cfdc, casa, fd-buffer, belady, offline"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("lru, cflru, cfdc, casa, fd-buffer, belady, offline"),
+        "{e}"
+    );
 }
 
 /// On the real trace too, each policy and its naive version make the same decisions

@@ -384,7 +384,10 @@ impl Policy for Casa {
 // ---- registration (`super::registry::POLICIES`; the clustering options are appended) ----
 
 /// Costs accepted by the options (any unit; the device's are microseconds).
-const COST: OptKind = OptKind::Float { min: 0.0, max: 1e12 };
+const COST: OptKind = OptKind::Float {
+    min: 0.0,
+    max: 1e12,
+};
 
 /// `casa`'s own options.
 pub const OPTIONS: &[OptionSpec] = &[

@@ -122,7 +122,10 @@ impl fmt::Debug for PolicyEntry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PolicyEntry")
             .field("name", &self.name)
-            .field("options", &self.options.iter().map(|o| o.key).collect::<Vec<_>>())
+            .field(
+                "options",
+                &self.options.iter().map(|o| o.key).collect::<Vec<_>>(),
+            )
             .field("needs_trace", &self.needs_trace)
             .field("reference", &self.reference)
             .finish_non_exhaustive()

@@ -29,7 +29,10 @@ impl PolicyReport {
 
     /// The figure named `key`, if reported.
     pub fn get(&self, key: &str) -> Option<f64> {
-        self.figures.iter().find(|(k, _)| *k == key).map(|&(_, v)| v)
+        self.figures
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|&(_, v)| v)
     }
 
     /// Appends a figure.

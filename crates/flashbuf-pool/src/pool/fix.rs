@@ -187,7 +187,12 @@ impl<S: PageStore> BufferPool<S> {
     /// the policy, and returns its frame. While the lock is held nobody can pin the frame,
     /// so the caller has exclusive access to it.
     #[inline]
-    pub(super) fn exclusive_hit(&self, g: &mut Inner, pid: PageId, access: Access) -> Option<FrameId> {
+    pub(super) fn exclusive_hit(
+        &self,
+        g: &mut Inner,
+        pid: PageId,
+        access: Access,
+    ) -> Option<FrameId> {
         match self.probe(g, pid, access) {
             Probe::Hit(f) => Some(f),
             Probe::Miss | Probe::Busy => None,

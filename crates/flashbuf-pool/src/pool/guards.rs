@@ -166,4 +166,3 @@ impl<S: PageStore> Drop for PageWriteGuard<'_, S> {
 unsafe impl<S: PageStore> Send for PageReadGuard<'_, S> {}
 // SAFETY: as above.
 unsafe impl<S: PageStore> Send for PageWriteGuard<'_, S> {}
-

@@ -58,9 +58,10 @@ pub fn check(path: &Path, command: &str, header: &[&str], rows: &[Row]) {
     for r in rows {
         match find(&r.key) {
             None => problems.push(format!("missing golden row '{}'", r.key)),
-            Some(l) if l != r.line() => {
-                problems.push(format!("golden row changed:\n  want {l}\n  got  {}", r.line()))
-            }
+            Some(l) if l != r.line() => problems.push(format!(
+                "golden row changed:\n  want {l}\n  got  {}",
+                r.line()
+            )),
             Some(_) => {}
         }
     }
@@ -72,7 +73,11 @@ pub fn check(path: &Path, command: &str, header: &[&str], rows: &[Row]) {
     assert!(
         problems.is_empty(),
         "{} in {}:\n{}\nIf the change is intended, regenerate with `{command}`",
-        if problems.len() == 1 { "1 problem" } else { "problems" },
+        if problems.len() == 1 {
+            "1 problem"
+        } else {
+            "problems"
+        },
         path.display(),
         problems.join("\n")
     );

@@ -115,7 +115,10 @@ impl ClusteringSpec {
     }
 
     /// The clustering configuration for `ctx` (`None`: no clustering).
-    pub fn resolve(&self, ctx: &PolicyContext<'_>) -> Result<Option<ClusteringConfig>, ConfigError> {
+    pub fn resolve(
+        &self,
+        ctx: &PolicyContext<'_>,
+    ) -> Result<Option<ClusteringConfig>, ConfigError> {
         let Some(mode) = self.mode else {
             return Ok(None);
         };

@@ -8,8 +8,8 @@ use super::cost::Curves;
 use super::two_stack::TwoStack;
 use super::window::WindowStats;
 use super::{
-    initial_m_c, update_r, AdvisorStats, Asymmetry, ClusterVictim, Clustering, FdBufferOptions, LruOrder,
-    MissRates, PoolOrder, RateEstimator, WindowRecord,
+    initial_m_c, update_r, AdvisorStats, Asymmetry, ClusterVictim, Clustering, FdBufferOptions,
+    LruOrder, MissRates, PoolOrder, RateEstimator, WindowRecord,
 };
 use crate::policy::{Access, IoKind, Policy, PolicyReport, Victim};
 use flashbuf_core::{ConfigError, DeviceFacts, FrameId, PageId};

@@ -3,9 +3,9 @@
 //! the estimator's counters.
 
 use super::{FdBuffer, MissRates, PoolOrder};
-use crate::policy::PolicyReport;
 #[cfg(doc)]
 use crate::policy::Policy;
+use crate::policy::PolicyReport;
 
 /// One workload-estimation window's estimates and measurements (paper Table 5).
 #[derive(Debug, Clone, PartialEq)]

@@ -259,8 +259,7 @@ impl PolicyFactory for FdBufferSpec {
         ctx: &PolicyContext<'_>,
     ) -> Option<Result<Box<dyn Policy>, ConfigError>> {
         let o = self.options(ctx);
-        NaiveFdBuffer::models(&o).then(|| {
-            NaiveFdBuffer::new(ctx.frames, &o).map(|p| Box::new(p) as Box<dyn Policy>)
-        })
+        NaiveFdBuffer::models(&o)
+            .then(|| NaiveFdBuffer::new(ctx.frames, &o).map(|p| Box::new(p) as Box<dyn Policy>))
     }
 }

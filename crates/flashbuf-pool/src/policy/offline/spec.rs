@@ -17,7 +17,10 @@ use flashbuf_core::config::{OptKind, OptionSpec, Options};
 use flashbuf_core::ConfigError;
 
 /// Costs accepted by the options.
-const COST: OptKind = OptKind::Float { min: 0.0, max: 1e12 };
+const COST: OptKind = OptKind::Float {
+    min: 0.0,
+    max: 1e12,
+};
 
 /// `offline`'s options.
 pub const OPTIONS: &[OptionSpec] = &[
