@@ -71,7 +71,7 @@
 //!   serves with a clean page still get that clean page (clean first, as CFDC's clean
 //!   queue comes before its clusters).
 //!
-//! **Which cluster** ([`ClusterChoice`]). Through the [`Policy`] trait an inner policy names
+//! **Which cluster** ([`ClusterChoice`]). Through the [`Policy`](crate::policy::Policy) trait an inner policy names
 //! one frame, so by default ([`ClusterChoice::Victim`]) the cluster is the inner victim's.
 //! A policy whose dirty victims are interchangeable, so that it decides only *that* a dirty
 //! page goes and leaves *which* open (CASA choosing its dirty list, FD-Buffer's dirty pool),

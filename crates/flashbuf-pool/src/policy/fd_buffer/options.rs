@@ -28,7 +28,7 @@ pub struct FdBufferOptions {
     pub clustering: Clustering,
     /// How a new victim cluster is chosen (default CFDC's priority, the paper's).
     pub cluster_victim: ClusterVictim,
-    /// Inner policy of both pools (for [`FdBuffer::from_options`]; default LRU).
+    /// Inner policy of both pools (for [`FdBuffer::from_options`](super::FdBuffer::from_options); default LRU).
     pub inner: OrderKind,
     /// Use present conditions (default true; false = the "w/o PR" estimator).
     pub present_conditions: bool,

@@ -3,7 +3,7 @@
 //! `k=N` (clean-beyond's reuse horizon, default: the frames) and `read=X`, `write=Y`
 //! (cost-aware's and best's costs, default: the device's `read_us`, `write_us`). `best`
 //! is the cheapest of the offline heuristics under those costs (the rule that gives the
-//! upper cost bound, [`super::bounds`]), found by simulating them when the policy is built.
+//! upper cost bound, [`bounds`](mod@super::bounds)), found by simulating them when the policy is built.
 //!
 //! Memory: the policy keeps a dense copy of the trace (4-byte page id, 4-byte next use and
 //! a write flag per reference, about 9 bytes per reference, plus 8 bytes per distinct
