@@ -250,7 +250,8 @@ pub fn parse(spec: &Spec) -> Result<(&'static PolicyEntry, Box<dyn PolicyFactory
 /// let ctx = PolicyContext::new(64, 4096, DeviceFacts::default());
 /// let p = build_named("cflru:window=0.25,clustering=drain", &ctx).unwrap();
 /// assert_eq!((p.name(), p.frames_count()), ("clustered-drain", 64));
-/// assert!(build_named("cflru:windw=0.25", &ctx).unwrap_err().to_string().contains("window"));
+/// let e = build_named("cflru:windw=0.25", &ctx).err().unwrap();
+/// assert!(e.to_string().contains("unknown option 'windw'"));
 /// ```
 pub fn build_named(text: &str, ctx: &PolicyContext<'_>) -> Result<Box<dyn Policy>, ConfigError> {
     let spec = Spec::parse(text, |_| false)?;
