@@ -4,8 +4,7 @@ use crate::bounds::{self, BoundsCost};
 use crate::feed::{Feed, FeedOptions, FeedSummary};
 use crate::oracle::Oracle;
 use crate::registry::{
-    build_device, build_offline_policy, build_policy_hooked, build_store, device_facts, is_offline,
-    BuildContext, BuiltPolicy, DeviceFacts,
+    build_device, build_store, device_facts, parse_policy, BuildContext, DeviceFacts,
 };
 use crate::result::RunResult;
 use crate::scan::{scan_trace, TraceScan};
@@ -14,12 +13,14 @@ use crate::LabError;
 use flashbuf_core::page::{self, HEADER_BYTES};
 use flashbuf_core::{AlignedBuf, DirtyRanges, PageId};
 use flashbuf_device::{CountingDevice, Device, MemDevice};
-use flashbuf_pool::policy::{Access, FdBufferHandle};
+use flashbuf_pool::policy::Access;
 use flashbuf_pool::{BufferPool, PageAccess};
 use flashbuf_store::{PageStore, ReadOutcome, StoreError};
 use flashbuf_trace::{Format, Op, PageRef};
 use flashbuf_workload::dynamics::AsymmetryModel;
-use flashbuf_workload::dynamics::{asymmetry_name, AsymmetryDevice, Dynamics, EpochClock};
+use flashbuf_workload::dynamics::{
+    asymmetry_name, epoch_costs, AsymmetryDevice, Dynamics, EpochClock,
+};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -108,6 +109,8 @@ pub fn run_with(
     scan: Option<&TraceScan>,
     opts: &RunOptions,
 ) -> Result<RunResult, LabError> {
+    // Names and options first: a bad policy spec fails before anything runs.
+    let plan = parse_policy(&cfg.policy)?;
     let needs_scan = matches!(cfg.buffer, BufferSize::Ratio(_))
         || device_needs_capacity(&cfg.device)
         || opts.presize
@@ -187,48 +190,32 @@ pub fn run_with(
             }
         }
         let mut kept_trace: Option<Vec<(bool, u64)>> = None;
-        let (policy, feed) = if is_offline(&cfg.policy) {
+        let (policy, feed) = if plan.needs_trace() {
             let (refs, summary) =
                 Feed::start_with(&cfg.trace, cfg.format, cfg.page_size as u32, &feed_opts)?
                     .collect_all()?;
             let pairs: Vec<(bool, u64)> =
                 refs.iter().map(|r| (r.op.is_write(), r.page.0)).collect();
-            let p = build_offline_policy(&cfg.policy, frames, &pairs, &ctx)?;
+            let p = plan.build(frames, &ctx, Some(&pairs))?;
             kept_trace = Some(pairs);
-            let built = BuiltPolicy {
-                policy: p,
-                fd_handle: None,
-                fixed_r: None,
-            };
-            (Some(built), Feed::from_memory(refs, summary))
+            (p, Feed::from_memory(refs, summary))
         } else {
-            let p = build_policy_hooked(&cfg.policy, frames, &ctx)?;
+            let p = plan.build(frames, &ctx, None)?;
             let feed = Feed::start_with(&cfg.trace, cfg.format, cfg.page_size as u32, &feed_opts)?;
             (p, feed)
         };
         let mut oracle = Oracle::with_capacity(ctx.data_pages as usize);
         let progress = progress_bar(cfg, scan);
         let dev0 = store.device_stats();
-        let fd_r = match (&policy, dynamics.asymmetry) {
-            (
-                Some(BuiltPolicy {
-                    fd_handle: Some(h),
-                    fixed_r: Some(r0),
-                    ..
-                }),
-                Some(m),
-            ) => Some((h.clone(), *r0, m)),
-            _ => None,
-        };
         let mut hooks = EpochHooks {
             epoch_refs,
             clock: asym.as_ref().map(|a| a.clock()),
-            fd_r,
+            costs: dynamics.asymmetry.map(|m| (ctx.facts, m)),
             writes: 0,
         };
         let mut r = match policy {
-            Some(built) => {
-                let pool = BufferPool::new(store, frames, built.policy)?;
+            Some(policy) => {
+                let pool = BufferPool::new(store, frames, policy)?;
                 let summary = replay_pool(
                     &pool,
                     feed,
@@ -351,23 +338,24 @@ struct EpochHooks {
     epoch_refs: u64,
     /// Tells the asymmetry device the epoch.
     clock: Option<EpochClock>,
-    /// FD-Buffer with a fixed `R_0`: gets `R_i` per epoch.
-    fd_r: Option<(FdBufferHandle, f64, AsymmetryModel)>,
+    /// The device's costs without the asymmetry model, and the model: each epoch's costs
+    /// go to the policy through the pool (`BufferPool::update_costs`).
+    costs: Option<(DeviceFacts, AsymmetryModel)>,
     writes: u64,
 }
 
 impl EpochHooks {
     fn active(&self) -> bool {
-        self.clock.is_some() || self.fd_r.is_some()
+        self.clock.is_some() || self.costs.is_some()
     }
 
-    fn enter(&self, epoch: u64) {
+    /// Enters `epoch`: the device's clock is set; returns the epoch's device costs for the
+    /// policy, if an asymmetry model changes them.
+    fn enter(&self, epoch: u64) -> Option<DeviceFacts> {
         if let Some(c) = &self.clock {
             c.set(epoch);
         }
-        if let Some((h, r0, m)) = &self.fd_r {
-            h.set_r(Some(m.r(*r0, epoch)));
-        }
+        self.costs.map(|(base, m)| epoch_costs(m, &base, epoch))
     }
 }
 
@@ -418,7 +406,9 @@ fn replay_pool<S: PageStore>(
             while i < batch.len() {
                 let left = (e - pos % e) as usize;
                 let end = batch.len().min(i + left);
-                hooks.enter(pos / e);
+                if let Some(costs) = hooks.enter(pos / e) {
+                    pool.update_costs(&costs);
+                }
                 access_all(pool, &batch[i..end], oracle)?;
                 pos += (end - i) as u64;
                 i = end;
@@ -496,7 +486,8 @@ fn replay_passthrough(
     while let Some(batch) = feed.next_batch()? {
         for r in &batch {
             if active && pos.is_multiple_of(hooks.epoch_refs) {
-                hooks.enter(pos / hooks.epoch_refs);
+                // No policy here: only the device's clock matters.
+                let _ = hooks.enter(pos / hooks.epoch_refs);
             }
             pos += 1;
             let pid = r.page;

@@ -198,4 +198,15 @@ fn asymmetry_models_stretch_device_latencies_and_tell_fixed_r_fd_buffer() {
         "{}",
         online.policy_report["r"]
     );
+    // CASA with static costs follows the epoch's costs too: C_w = 2.1 R_0 / (1 + 2.1 R_0)
+    // in the last epoch, against R_0 / (1 + R_0) without the model.
+    let casa = run("casa", COST, rm1, 1);
+    let r_last = 10.0 * 2.1;
+    assert!(
+        (casa.policy_report["cost_write"] - r_last / (1.0 + r_last)).abs() < 1e-9,
+        "{}",
+        casa.policy_report["cost_write"]
+    );
+    let still = run("casa", COST, Dynamics::default(), 1);
+    assert!((still.policy_report["cost_write"] - 10.0 / 11.0).abs() < 1e-9);
 }
