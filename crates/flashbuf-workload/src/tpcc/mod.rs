@@ -9,7 +9,7 @@
 //! - Population (§4.3.3.1), scaled by `warehouses`; `items` and `customers` (per
 //!   district) scale the fixed cardinalities down for quick runs (defaults: the
 //!   specification's 100,000 and 3,000). Orders per district = customers; the last 30%
-//!   of them are undelivered (900 of 3,000 in the specification). [`load`].
+//!   of them are undelivered (900 of 3,000 in the specification). (`load`).
 //! - Transactions (§2.4–2.8) in the standard mix: New-Order 45%, Payment 43%, Order-Status,
 //!   Delivery and Stock-Level 4% each, chosen at random per transaction (the
 //!   specification's minimum shares, as dbt2 and sysbench-tpcc run them); the home
@@ -17,8 +17,8 @@
 //!   PostgreSQL traces in `../shared/traces/`). Keys by NURand (§2.1.6) with the run's
 //!   C constants chosen per §2.1.6.1. 1% of New-Orders name an unused item and roll back
 //!   (§2.4.1.4): they are checked before any change, so the rollback changes nothing;
-//!   they are counted as `new_order_rollback`. [`txn`].
-//! - At the end, consistency conditions 1–4 (§3.3.2.1–3.3.2.4). [`check`].
+//!   they are counted as `new_order_rollback`. (`txn`).
+//! - At the end, consistency conditions 1–4 (§3.3.2.1–3.3.2.4). (`check`).
 //!
 //! Deviations: timestamps are a logical clock (one tick per transaction); Delivery runs
 //! in the terminal's thread (not queued, §2.7.2.1); Stock-Level's district is drawn per
