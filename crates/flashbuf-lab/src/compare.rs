@@ -1,6 +1,9 @@
 //! A matrix of runs: every policy × store × device × buffer size on one trace.
 
-use crate::registry::{device_facts, validate_store, BuildContext, DeviceFacts};
+use crate::registry::{
+    device_facts, device_needs_capacity, validate_devices, validate_policy, validate_store,
+    BuildContext, DeviceFacts,
+};
 use crate::replay::{run_with, BufferSize, RunConfig, RunOptions};
 use crate::result::RunResult;
 use crate::scan::{scan_trace, TraceScan};
@@ -31,6 +34,18 @@ impl Matrix {
     /// Whether the matrix is empty.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Checks every policy, store and device of the matrix (names, options, types, ranges,
+    /// what the page size decides) without building or reading anything.
+    pub fn validate(&self) -> Result<(), LabError> {
+        for p in &self.policies {
+            validate_policy(p)?;
+        }
+        for s in &self.stores {
+            validate_store(s, self.base.page_size)?;
+        }
+        validate_devices(&self.devices)
     }
 
     /// The run configurations, devices outermost, then stores, buffers, policies.
@@ -67,12 +82,10 @@ pub fn compare_with(
     mut on_done: impl FnMut(&RunResult),
 ) -> Result<Vec<RunResult>, LabError> {
     let b = &m.base;
-    // Every store of the matrix is checked before anything runs.
-    for s in &m.stores {
-        validate_store(s, b.page_size)?;
-    }
+    // Every name and option of the matrix is checked before anything runs.
+    m.validate()?;
     let scan: Option<TraceScan> = if m.buffers.iter().any(|b| matches!(b, BufferSize::Ratio(_)))
-        || m.devices.iter().any(|d| d.name == "sim")
+        || m.devices.iter().any(device_needs_capacity)
     {
         Some(scan_trace(
             &b.trace,
