@@ -128,7 +128,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode, LabError> {
             &a.policy,
             &a.policies,
             DEFAULT_POLICIES,
-            |s| validate_policy(s),
+            validate_policy,
         )?,
         stores: specs(
             ("--store", "--stores"),
