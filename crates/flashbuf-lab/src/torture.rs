@@ -14,8 +14,10 @@
 //! Stores are found by name in `flashbuf_store::testing::STORES`; a store listed there is
 //! tortured here with no change to this file.
 
+pub mod dirlock;
 pub mod journal;
 pub mod real;
+mod setup;
 
 use crate::LabError;
 use flashbuf_core::rng::SplitMix64;
