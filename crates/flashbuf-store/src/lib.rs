@@ -19,6 +19,7 @@ mod error;
 mod growth;
 mod poison;
 pub mod stable_buffer;
+pub mod state;
 mod superblock;
 pub mod testing;
 

@@ -90,6 +90,7 @@ pub mod config;
 mod flush;
 pub mod layout;
 pub mod patterns;
+pub mod promise;
 mod reader;
 mod recovery;
 pub mod sbtt;
@@ -101,6 +102,7 @@ pub use patterns::{
 };
 
 use crate::growth::Growth;
+use crate::state::StateArea;
 use crate::{PageStore, Poison, ReadOutcome, StoreError, StoreStats, Superblock};
 use flashbuf_core::rng::SplitMix64;
 use flashbuf_core::{DeviceStats, DirtyRanges, PageId};
@@ -109,7 +111,8 @@ use layout::Layout;
 use parking_lot::{Condvar, Mutex};
 use sbtt::{Sbtt, SlotBits};
 use serde::Serialize;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -152,6 +155,16 @@ pub struct StableBufferStats {
     pub recovered_staged: u64,
     /// Valid slots recovery freed (already home, or superseded).
     pub recovered_freed: u64,
+    /// Pages the last recovery found lost: a completed sync promised a version whose
+    /// copy is damaged or gone (reported corrupt until rewritten).
+    pub recovered_lost: u64,
+    /// Pages known lost now.
+    pub lost: u64,
+    /// Whether the last recovery found the newer state record copy damaged (it used the
+    /// older one).
+    pub state_copy_damaged: bool,
+    /// Promise records committed (promise syncs that promised something new).
+    pub promise_records: u64,
 }
 
 /// Memory of the in-memory structures.
@@ -167,6 +180,27 @@ pub struct MemoryReport {
     pub per_slot_bytes: f64,
     /// Approximate bytes of the incremental recognizer (0 for on-demand).
     pub recognizer_bytes: usize,
+    /// Bytes of the per-slot sequence numbers and versions the promise record is built
+    /// from (16 per slot; not in `per_slot_bytes`, like the recognizer).
+    pub promise_bytes: usize,
+}
+
+/// What the promise record needs of a slot besides its destination.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct SlotMeta {
+    /// Staging sequence number of the slot's current image.
+    seq: u64,
+    /// Version of the page it holds.
+    version: u64,
+}
+
+/// A page whose promised version was lost (found by recovery; see [`promise`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Lost {
+    /// The version a completed sync promised.
+    promised: u64,
+    /// The version the home copy holds (0: none or unreadable).
+    found: u64,
 }
 
 /// What the mutex guards.
@@ -182,6 +216,14 @@ struct State {
     home_write_gen: u64,
     flushes_in_flight: u32,
     syncs_in_flight: u32,
+    /// In-place slot writes in flight (a promise sync waits for them).
+    in_place_in_flight: u32,
+    /// A promise sync is waiting for in-place writes: none may start.
+    promise_fence: bool,
+    /// Per slot: sequence and version of its image (meaningful while mapped).
+    meta: Vec<SlotMeta>,
+    /// Pages whose promised version is lost.
+    lost: HashMap<u64, Lost>,
     shutdown: bool,
     stats: StableBufferStats,
 }
@@ -200,6 +242,10 @@ struct Inner<D> {
     flusher_wake: Condvar,
     sync_lock: Mutex<()>,
     grow: Growth,
+    /// The A/B state record: data extent and promise record.
+    state_area: StateArea,
+    /// Test hook: promise syncs skip the in-place fence (simulates bug C).
+    unfenced_sync: AtomicBool,
     poison: Poison,
     page_reads: AtomicU64,
     unwritten_reads: AtomicU64,
@@ -269,6 +315,7 @@ impl<D: Device + 'static> StableBufferStore<D> {
         cfg: StableBufferConfig,
         layout: Layout,
         salt: u64,
+        state_area: StateArea,
     ) -> Result<Arc<Inner<D>>, StoreError> {
         let params = PatternParams::new(&cfg.costs, cfg.page_size);
         let recognizer = (cfg.recognition == Recognition::Incremental)
@@ -282,6 +329,10 @@ impl<D: Device + 'static> StableBufferStore<D> {
             home_write_gen: 0,
             flushes_in_flight: 0,
             syncs_in_flight: 0,
+            in_place_in_flight: 0,
+            promise_fence: false,
+            meta: vec![SlotMeta::default(); layout.slots as usize],
+            lost: HashMap::new(),
             shutdown: false,
             stats: StableBufferStats {
                 slots: layout.slots,
@@ -300,6 +351,8 @@ impl<D: Device + 'static> StableBufferStore<D> {
             flusher_wake: Condvar::new(),
             sync_lock: Mutex::new(()),
             grow,
+            state_area,
+            unfenced_sync: AtomicBool::new(false),
             poison: Poison::default(),
             page_reads: AtomicU64::new(0),
             unwritten_reads: AtomicU64::new(0),
@@ -348,10 +401,11 @@ impl<D: Device + 'static> StableBufferStore<D> {
         let prev = Superblock::read(&dev).ok().map(|s| s.salt);
         let salt = cfg.salt.unwrap_or_else(|| fresh_salt(prev));
         let slots = cfg.slots() as u32;
+        let copy_bytes = Layout::state_copy_bytes(slots);
         let layout = Layout::new(
             cfg.page_size,
             slots,
-            Superblock::reserved_bytes(cfg.page_size),
+            Superblock::area_bytes(cfg.page_size, copy_bytes),
             cfg.align_bytes,
         );
         if let Some(max) = dev.max_len() {
@@ -372,11 +426,19 @@ impl<D: Device + 'static> StableBufferStore<D> {
             data_offset: layout.data_offset,
             config_fingerprint: Layout::fingerprint(cfg.page_size, slots),
             salt,
+            state_copy_bytes: copy_bytes as u32,
             extra: layout.encode_extra(),
         };
         sb.write(&dev)?;
+        let state_area = StateArea::format(
+            &dev,
+            copy_bytes,
+            salt,
+            layout.data_offset,
+            promise::PromiseRecord::default().encode(),
+        )?;
         dev.sync()?;
-        let inner = Self::start(dev, cfg, layout, salt)?;
+        let inner = Self::start(dev, cfg, layout, salt, state_area)?;
         Self::launch(inner)
     }
 
@@ -404,13 +466,32 @@ impl<D: Device + 'static> StableBufferStore<D> {
             cfg.page_size,
             Layout::fingerprint(cfg.page_size, layout.slots),
         )?;
-        if layout.staging_offset < Superblock::reserved_bytes(cfg.page_size) {
+        let copy_bytes = Layout::state_copy_bytes(layout.slots);
+        if u64::from(sb.state_copy_bytes) != copy_bytes {
+            return Err(StoreError::Format(format!(
+                "stable-buffer store with a state record of {} bytes; {} slots need {copy_bytes}: the store is corrupt",
+                sb.state_copy_bytes, layout.slots
+            )));
+        }
+        if layout.staging_offset < Superblock::area_bytes(cfg.page_size, copy_bytes) {
             return Err(StoreError::Format(format!(
                 "staging area at byte {} overlaps the superblock",
                 layout.staging_offset
             )));
         }
-        let inner = Self::start(dev, cfg, layout, sb.salt)?;
+        let (state_area, note) = StateArea::load(&dev, copy_bytes, sb.salt)?;
+        // A file shorter than its durable extent lost data a sync promised, and so does
+        // a data area cut inside a page (regression test `regression_truncated_store`).
+        state_area.check_extent(&dev)?;
+        let data_bytes = dev.len().saturating_sub(layout.data_offset);
+        if !data_bytes.is_multiple_of(cfg.page_size as u64) {
+            return Err(StoreError::Format(format!(
+                "data area of {data_bytes} bytes is not whole pages of {} bytes: the store file is truncated or damaged",
+                cfg.page_size
+            )));
+        }
+        let inner = Self::start(dev, cfg, layout, sb.salt, state_area)?;
+        inner.state.lock().stats.state_copy_damaged = note.other_damaged;
         inner.recover()?;
         Self::launch(inner)
     }
@@ -466,8 +547,25 @@ impl<D: Device + 'static> StableBufferStore<D> {
         let st = self.inner.state.lock();
         StableBufferStats {
             staged: st.sbtt.len() as u64,
+            lost: st.lost.len() as u64,
             ..st.stats
         }
+    }
+
+    /// Pages known lost (a completed sync promised a version whose copy recovery found
+    /// damaged or gone), ascending; reads of them report corruption until rewritten.
+    pub fn lost_pages(&self) -> Vec<PageId> {
+        let mut v: Vec<PageId> = self.inner.state.lock().lost.keys().map(|&d| PageId(d)).collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// Test hook for the schedule explorer's meta-test: with `on`, promise syncs skip the
+    /// in-place fence, as before the fix of issue 11's bug C (a sync could promise a copy
+    /// an in-place write was overwriting). Never used by the engine.
+    #[doc(hidden)]
+    pub fn simulate_bug_unfenced_sync(&self, on: bool) {
+        self.inner.unfenced_sync.store(on, Relaxed);
     }
 
     /// Pages staged now.
@@ -486,6 +584,7 @@ impl<D: Device + 'static> StableBufferStore<D> {
             bitmap_bytes,
             per_slot_bytes: (sbtt_bytes + bitmap_bytes) as f64 / f64::from(self.inner.layout.slots),
             recognizer_bytes: st.recognizer.as_ref().map_or(0, |r| r.memory_bytes()),
+            promise_bytes: st.meta.len() * std::mem::size_of::<SlotMeta>(),
         }
     }
 
@@ -530,38 +629,6 @@ impl<D: Device> Inner<D> {
         self.flusher_wake.notify_all();
     }
 
-    /// Syncs the device. A *promise* sync (callers' `sync`, recovery, releasing held
-    /// slots) is the point from which staged copies are promised durable: when it starts,
-    /// nothing written so far is fresh any more (no more in-place updates of those copies)
-    /// and the held slots are set to be released; when it completes they are free. A
-    /// flush's own syncs only make its pages durable and promise nothing, so staged pages
-    /// keep being updated in place between callers' syncs.
-    fn sync_device(&self, promise: bool) -> Result<(), StoreError> {
-        let _serial = self.sync_lock.lock();
-        self.poison.check()?;
-        {
-            let mut st = self.state.lock();
-            if promise {
-                st.bits.start_sync();
-            }
-            st.syncs_in_flight += 1;
-        }
-        let r = self.poison.guard(self.dev.sync());
-        let mut st = self.state.lock();
-        st.syncs_in_flight -= 1;
-        if r.is_ok() {
-            if promise {
-                st.bits.finish_sync();
-            }
-            st.stats.device_syncs += 1;
-        }
-        self.changed.notify_all();
-        if r.is_err() {
-            self.flusher_wake.notify_all();
-        }
-        r
-    }
-
     fn check_buf(&self, len: usize) -> Result<(), StoreError> {
         if len != self.cfg.page_size {
             return Err(StoreError::Invalid(format!(
@@ -601,6 +668,16 @@ impl<D: Device> Inner<D> {
                     eligible.len()
                 ));
             }
+        }
+        if let Some(d) = st.lost.keys().find(|&&d| st.sbtt.get(d).is_some()) {
+            return Err(format!("page {d} is both lost and staged"));
+        }
+        if self.dev.len() < self.state_area.data_end() {
+            return Err(format!(
+                "device length {} is below the recorded data end {}",
+                self.dev.len(),
+                self.state_area.data_end()
+            ));
         }
         if self.dev.len() < self.layout.data_offset {
             return Err(format!(
