@@ -3,13 +3,17 @@
 //! the copies its last completed `sync` promised).
 //!
 //! Two copies, A at [`Superblock::BYTES`] and B right after it, each `copy_bytes` long (a
-//! multiple of 4096, so that `O_DIRECT` can write it). A commit writes the *next*
-//! generation into the copy that does not hold the last durable one, then syncs the device;
-//! only then is the new copy the durable one. So a power cut during a commit leaves the
-//! previous generation intact, a torn copy fails its checksum, and recovery takes the
-//! valid copy with the highest generation. Copies carry the format's salt (in the field
-//! and in the checksum mask), so a copy left by an earlier format of the device is never
-//! taken.
+//! multiple of 4096, so that `O_DIRECT` can write it). At rest both hold the same, latest
+//! generation. A commit writes the *next* generation into one copy and syncs the device,
+//! then into the other and syncs again. So a power cut during a commit leaves at least one
+//! copy of the previous or the new generation intact (a torn copy fails its checksum;
+//! recovery takes the valid copy with the highest generation), and damage at rest to one
+//! copy loses nothing: the other holds the same generation. (Alternating copies with one
+//! sync would leave the latest generation in one copy only: a damaged newest copy would
+//! then silently fall back to an older promise record, and a second damage — to a
+//! promised slot — would serve stale data; the fuzzer found exactly that.) Copies carry
+//! the format's salt (in the field and in the checksum mask), so a copy left by an earlier
+//! format of the device is never taken.
 //!
 //! | bytes | field |
 //! |-------|-------|
@@ -31,9 +35,8 @@
 //! is fine: nothing promised lies beyond the record.
 //!
 //! # Damage
-//! One damaged copy is survivable: the other one is an earlier generation, still true
-//! (its extent is no larger, its payload describes an earlier promise; see the StableBuffer
-//! docs for why an earlier promise record never serves stale data). Both damaged: the
+//! One damaged copy is survivable: the other holds the same generation (or, if a commit
+//! was cut short, the previous one, which is then the durable truth). Both damaged: the
 //! store cannot know what it promised and refuses to open.
 
 use crate::{Poison, StoreError, Superblock};
@@ -128,8 +131,8 @@ pub fn decode(b: &[u8], salt: u64) -> Result<StateRecord, CopyInvalid> {
 #[derive(Debug)]
 struct Current {
     record: StateRecord,
-    /// Copy (0: A, 1: B) holding the last durable generation.
-    durable_copy: u64,
+    /// The copy (0: A, 1: B) the next commit writes first.
+    next_copy: u64,
 }
 
 /// The state record area of an open store.
@@ -153,8 +156,8 @@ impl StateArea {
         Superblock::BYTES as u64 + k * self.copy_bytes
     }
 
-    /// Writes both copies of a new format (A: generation 1, B: generation 0, both with
-    /// `data_end` and `payload`); not synced (the caller syncs the whole format).
+    /// Writes both copies of a new format (generation 1, `data_end`, `payload`); not
+    /// synced (the caller syncs the whole format).
     pub(crate) fn format(
         dev: &dyn Device,
         copy_bytes: u64,
@@ -171,14 +174,12 @@ impl StateArea {
                     data_end,
                     payload,
                 },
-                durable_copy: 0,
+                next_copy: 0,
             }),
         };
         let cur = area.current.lock();
-        let mut older = cur.record.clone();
-        older.generation = 0;
         area.write_copy(dev, 0, &cur.record)?;
-        area.write_copy(dev, 1, &older)?;
+        area.write_copy(dev, 1, &cur.record)?;
         drop(cur);
         Ok(area)
     }
@@ -214,6 +215,7 @@ impl StateArea {
         }
         let best = match (&copies[0], &copies[1]) {
             (Ok(a), Ok(b)) if b.generation > a.generation => 1,
+            (Ok(a), Ok(b)) if a.generation > b.generation => 0,
             (Ok(_), _) => 0,
             (Err(_), Ok(_)) => 1,
             (Err(_), Err(_)) => {
@@ -224,6 +226,12 @@ impl StateArea {
             }
         };
         let other_damaged = matches!(copies[1 - best], Err(CopyInvalid::Damaged));
+        // A commit cut short between its two writes leaves the copies apart: the next
+        // commit writes the stale (or damaged) one first.
+        let next_copy = match (&copies[0], &copies[1]) {
+            (Ok(a), Ok(b)) if a.generation == b.generation => 0,
+            _ => 1 - best as u64,
+        };
         let [a, b] = copies;
         let record = if best == 0 { a } else { b }.map_err(|_| {
             StoreError::Invalid("state record vanished while loading (a bug)".to_string())
@@ -232,10 +240,7 @@ impl StateArea {
             Self {
                 copy_bytes,
                 salt,
-                current: Mutex::new(Current {
-                    record,
-                    durable_copy: best as u64,
-                }),
+                current: Mutex::new(Current { record, next_copy }),
             },
             LoadNote { other_damaged },
         ))
@@ -265,9 +270,9 @@ impl StateArea {
         Ok(())
     }
 
-    /// Commits the next generation with `data_end` and/or `payload` changed (`None`: keep)
-    /// and syncs the device; returns once the new copy is durable. Commits are serialized.
-    /// A device error poisons the store.
+    /// Commits the next generation with `data_end` and/or `payload` changed (`None`: keep):
+    /// one copy, sync, the other copy, sync; returns once both are durable. Commits are
+    /// serialized. A device error poisons the store.
     pub(crate) fn commit(
         &self,
         dev: &dyn Device,
@@ -285,14 +290,16 @@ impl StateArea {
         if let Some(p) = payload {
             next.payload = p;
         }
-        let k = 1 - cur.durable_copy;
         let enc = encode(&next, self.salt, self.copy_bytes)?;
         let mut b = AlignedBuf::zeroed(enc.len(), 4096);
         b.copy_from_slice(&enc);
-        poison.guard(dev.write_at(self.offset(k), &b))?;
-        poison.guard(dev.sync())?;
+        let first = cur.next_copy;
+        for k in [first, 1 - first] {
+            poison.guard(dev.write_at(self.offset(k), &b))?;
+            poison.guard(dev.sync())?;
+        }
         cur.record = next;
-        cur.durable_copy = k;
+        cur.next_copy = 0;
         Ok(())
     }
 }
@@ -324,25 +331,28 @@ mod tests {
     }
 
     #[test]
-    fn commits_alternate_copies_and_a_torn_newest_falls_back() {
+    fn commits_write_both_copies_and_one_damaged_copy_loses_nothing() {
         let dev = MemDevice::new(3 * 4096);
         let poison = Poison::default();
         let a = StateArea::format(&dev, 4096, 5, 100, vec![]).unwrap();
         a.commit(&dev, &poison, Some(200), None).unwrap();
         a.commit(&dev, &poison, None, Some(vec![7])).unwrap();
         let (b, note) = StateArea::load(&dev, 4096, 5).unwrap();
-        assert_eq!(b.record(), StateRecord { generation: 3, data_end: 200, payload: vec![7] });
+        let latest = StateRecord { generation: 3, data_end: 200, payload: vec![7] };
+        assert_eq!(b.record(), latest);
         assert!(!note.other_damaged);
-        // Generation 3 went to copy A (generation 2 was in B): damage A.
-        dev.write_at(Superblock::BYTES as u64 + 30, &[0xFF]).unwrap();
-        let (c, note) = StateArea::load(&dev, 4096, 5).unwrap();
-        assert_eq!((c.record().generation, c.data_end()), (2, 200));
-        assert!(note.other_damaged);
-        // The next commit overwrites the damaged copy, not the durable one.
-        c.commit(&dev, &poison, Some(300), None).unwrap();
-        let (d, note) = StateArea::load(&dev, 4096, 5).unwrap();
-        assert_eq!((d.record().generation, d.data_end()), (3, 300));
-        assert!(!note.other_damaged);
+        for k in [0u64, 1] {
+            let d = MemDevice::from_bytes(dev.snapshot());
+            d.write_at(Superblock::BYTES as u64 + k * 4096 + 30, &[0xFF]).unwrap();
+            let (c, note) = StateArea::load(&d, 4096, 5).unwrap();
+            assert_eq!(c.record(), latest, "copy {k} damaged");
+            assert!(note.other_damaged);
+            // The next commit rewrites the damaged copy first, then the good one.
+            c.commit(&d, &poison, Some(300), None).unwrap();
+            let (e, note) = StateArea::load(&d, 4096, 5).unwrap();
+            assert_eq!((e.record().generation, e.data_end()), (4, 300));
+            assert!(!note.other_damaged);
+        }
         dev.write_at(Superblock::BYTES as u64 + 10, &[0xFF]).unwrap();
         dev.write_at(Superblock::BYTES as u64 + 4096 + 10, &[0xFF]).unwrap();
         let e = StateArea::load(&dev, 4096, 5).unwrap_err().to_string();

@@ -60,12 +60,20 @@
 //!    always leaves a valid staged copy; then it writes the pages home, syncs, and only
 //!    then frees their slots: a slot is never reused before its page's home copy is
 //!    durable, so no older staged copy can win at recovery.
-//! 3. Recovery scans every slot, keeps the newest valid copy per destination (highest
-//!    sequence; slots of another format fail the salted checksum), compares its version
-//!    with the home page's (a home page failing its check counts as older) and stages it
-//!    again only if it is newer; everything else is free. It ends with a promise sync so
-//!    that nothing it relied on can vanish before slots are reused.
-//! 4. Any device error poisons the store (fail-stop); the background flusher's too.
+//! 3. Recovery scans every slot and keeps, per destination, the newest *candidate* copy
+//!    (highest sequence; slots of another format fail the salted checksum): a copy the
+//!    durable promise record lists, or one written after that promise. It compares the
+//!    copy's version with the home page's (a home page failing its check counts as older)
+//!    and stages it again only if it is newer; everything else is free. A page whose
+//!    promised copy is gone while its home copy is older is *lost*: reported corrupt,
+//!    never served old, until rewritten. It ends with a promise sync so that nothing it
+//!    relied on can vanish before slots are reused.
+//! 4. A promise sync fences in-place writers and waits for those in flight, then promises,
+//!    syncs, and commits the promise record (issue 11, bugs B and C): see [`promise`] for
+//!    the record, the protocol and the reasoning.
+//! 5. Any device error poisons the store (fail-stop); the background flusher's too.
+//!
+//! The data area's extent is recorded too ([`crate::state`]): a truncated store is refused.
 //!
 //! `tests/stable_buffer_crash.rs` checks this at thousands of crash points (every device
 //! write and sync, with lost, kept, reordered and torn writes), and each rule above is
@@ -80,7 +88,8 @@
 //! Syncs are serialized.
 //!
 //! # Memory
-//! SBTT + bitmaps: 14.75 bytes per slot (8-byte destination per slot, 4-byte buckets at
+//! SBTT + bitmaps: 14.75 bytes per slot (plus 16 bytes per slot of sequence numbers and
+//! versions for the promise record, reported apart as `promise_bytes`) (8-byte destination per slot, 4-byte buckets at
 //! load ≤ 2/3, six 1-bit maps); see [`StableBufferStore::memory`]. The bitmaps are whole
 //! 64-bit words, so below 64 slots the rounding adds a few bytes per slot. The incremental
 //! recognizer's ordered sets come on top (up to about 60 bytes per staged page, reported
@@ -88,6 +97,8 @@
 
 pub mod config;
 mod flush;
+mod format;
+mod invariants;
 pub mod layout;
 pub mod patterns;
 pub mod promise;
@@ -103,8 +114,7 @@ pub use patterns::{
 
 use crate::growth::Growth;
 use crate::state::StateArea;
-use crate::{PageStore, Poison, ReadOutcome, StoreError, StoreStats, Superblock};
-use flashbuf_core::rng::SplitMix64;
+use crate::{PageStore, Poison, ReadOutcome, StoreError, StoreStats};
 use flashbuf_core::{DeviceStats, DirtyRanges, PageId};
 use flashbuf_device::Device;
 use layout::Layout;
@@ -293,22 +303,6 @@ pub struct StableBufferStore<D: Device + 'static> {
     flusher: Mutex<Option<JoinHandle<()>>>,
 }
 
-/// A salt that differs from `prev`: the previous salt, the clock and the process id mixed.
-fn fresh_salt(prev: Option<u64>) -> u64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
-    let mut r = SplitMix64::new(
-        prev.unwrap_or(0).wrapping_add(1) ^ nanos ^ u64::from(std::process::id()) << 40,
-    );
-    let s = r.next_u64();
-    if Some(s) == prev {
-        s ^ 1
-    } else {
-        s
-    }
-}
-
 impl<D: Device + 'static> StableBufferStore<D> {
     fn start(
         dev: D,
@@ -379,130 +373,6 @@ impl<D: Device + 'static> StableBufferStore<D> {
             inner,
             flusher: Mutex::new(flusher),
         })
-    }
-
-    fn check_alignment(dev: &D, cfg: &StableBufferConfig) -> Result<(), StoreError> {
-        let a = dev.alignment().max(1);
-        if !cfg.page_size.is_multiple_of(a) {
-            return Err(StoreError::Invalid(format!(
-                "page size {} is not a multiple of {}'s alignment ({a} bytes)",
-                cfg.page_size,
-                dev.describe()
-            )));
-        }
-        Ok(())
-    }
-
-    /// Formats `dev` as a new, empty store (whatever it held is lost) and syncs. The
-    /// generation salt differs from the previous format's if the device held one.
-    pub fn create(dev: D, cfg: StableBufferConfig) -> Result<Self, StoreError> {
-        cfg.validate()?;
-        Self::check_alignment(&dev, &cfg)?;
-        let prev = Superblock::read(&dev).ok().map(|s| s.salt);
-        let salt = cfg.salt.unwrap_or_else(|| fresh_salt(prev));
-        let slots = cfg.slots() as u32;
-        let copy_bytes = Layout::state_copy_bytes(slots);
-        let layout = Layout::new(
-            cfg.page_size,
-            slots,
-            Superblock::area_bytes(cfg.page_size, copy_bytes),
-            cfg.align_bytes,
-        );
-        if let Some(max) = dev.max_len() {
-            if layout.data_offset > max {
-                return Err(StoreError::Full(format!(
-                    "{} holds {max} bytes; the superblock and a staging area of {} bytes need {}",
-                    dev.describe(),
-                    layout.staging_bytes(),
-                    layout.data_offset
-                )));
-            }
-        }
-        dev.set_len(0)?;
-        dev.set_len(layout.data_offset)?;
-        let sb = Superblock {
-            kind: KIND.to_string(),
-            page_size: cfg.page_size as u32,
-            data_offset: layout.data_offset,
-            config_fingerprint: Layout::fingerprint(cfg.page_size, slots),
-            salt,
-            state_copy_bytes: copy_bytes as u32,
-            extra: layout.encode_extra(),
-        };
-        sb.write(&dev)?;
-        let state_area = StateArea::format(
-            &dev,
-            copy_bytes,
-            salt,
-            layout.data_offset,
-            promise::PromiseRecord::default().encode(),
-        )?;
-        dev.sync()?;
-        let inner = Self::start(dev, cfg, layout, salt, state_area)?;
-        Self::launch(inner)
-    }
-
-    /// Opens an existing store and recovers it (rebuilds the SBTT from the slots).
-    /// Refuses a device holding another kind of store, another page size or another
-    /// staging size, with a message saying which.
-    pub fn open(dev: D, cfg: StableBufferConfig) -> Result<Self, StoreError> {
-        cfg.validate()?;
-        Self::check_alignment(&dev, &cfg)?;
-        let sb = Superblock::read(&dev)?;
-        // Kind and page size first (their messages are the clearest).
-        sb.expect(KIND, cfg.page_size, sb.config_fingerprint)?;
-        let layout = Layout::decode_extra(&sb.extra, cfg.page_size, sb.data_offset)?;
-        let want = cfg.slots();
-        if u64::from(layout.slots) != want {
-            return Err(StoreError::Format(format!(
-                "store was formatted with a staging area of {} slots ({} bytes), but {want} slots ({} bytes) were requested",
-                layout.slots,
-                layout.staging_bytes(),
-                want * cfg.page_size as u64
-            )));
-        }
-        sb.expect(
-            KIND,
-            cfg.page_size,
-            Layout::fingerprint(cfg.page_size, layout.slots),
-        )?;
-        let copy_bytes = Layout::state_copy_bytes(layout.slots);
-        if u64::from(sb.state_copy_bytes) != copy_bytes {
-            return Err(StoreError::Format(format!(
-                "stable-buffer store with a state record of {} bytes; {} slots need {copy_bytes}: the store is corrupt",
-                sb.state_copy_bytes, layout.slots
-            )));
-        }
-        if layout.staging_offset < Superblock::area_bytes(cfg.page_size, copy_bytes) {
-            return Err(StoreError::Format(format!(
-                "staging area at byte {} overlaps the superblock",
-                layout.staging_offset
-            )));
-        }
-        let (state_area, note) = StateArea::load(&dev, copy_bytes, sb.salt)?;
-        // A file shorter than its durable extent lost data a sync promised, and so does
-        // a data area cut inside a page (regression test `regression_truncated_store`).
-        state_area.check_extent(&dev)?;
-        let data_bytes = dev.len().saturating_sub(layout.data_offset);
-        if !data_bytes.is_multiple_of(cfg.page_size as u64) {
-            return Err(StoreError::Format(format!(
-                "data area of {data_bytes} bytes is not whole pages of {} bytes: the store file is truncated or damaged",
-                cfg.page_size
-            )));
-        }
-        let inner = Self::start(dev, cfg, layout, sb.salt, state_area)?;
-        inner.state.lock().stats.state_copy_damaged = note.other_damaged;
-        inner.recover()?;
-        Self::launch(inner)
-    }
-
-    /// Opens the store on `dev`, formatting it first if the device is empty (length 0).
-    pub fn open_or_create(dev: D, cfg: StableBufferConfig) -> Result<Self, StoreError> {
-        if dev.is_empty() {
-            Self::create(dev, cfg)
-        } else {
-            Self::open(dev, cfg)
-        }
     }
 
     /// The device.
@@ -635,56 +505,6 @@ impl<D: Device> Inner<D> {
                 "buffer of {len} bytes for a store with page size {}",
                 self.cfg.page_size
             )));
-        }
-        Ok(())
-    }
-
-    fn check_invariants(&self) -> Result<(), String> {
-        let st = self.state.lock();
-        st.sbtt.check()?;
-        st.bits.check()?;
-        let n = self.layout.slots;
-        if st.sbtt.len() > n as usize {
-            return Err(format!("{} pages staged in {n} slots", st.sbtt.len()));
-        }
-        let mut eligible = Vec::new();
-        for (d, s) in st.sbtt.iter() {
-            if !st.bits.used(s) {
-                return Err(format!("page {d} mapped to slot {s}, which is not used"));
-            }
-            if !st.bits.flushing(s) {
-                eligible.push(d);
-            }
-        }
-        if st.flushes_in_flight == 0 && st.bits.used_count() < st.sbtt.len() {
-            return Err("fewer used slots than staged pages".to_string());
-        }
-        if let Some(r) = &st.recognizer {
-            r.check()?;
-            if r.len() != eligible.len() || eligible.iter().any(|&d| !r.contains(d)) {
-                return Err(format!(
-                    "recognizer holds {} pages, {} staged pages are not being flushed",
-                    r.len(),
-                    eligible.len()
-                ));
-            }
-        }
-        if let Some(d) = st.lost.keys().find(|&&d| st.sbtt.get(d).is_some()) {
-            return Err(format!("page {d} is both lost and staged"));
-        }
-        if self.dev.len() < self.state_area.data_end() {
-            return Err(format!(
-                "device length {} is below the recorded data end {}",
-                self.dev.len(),
-                self.state_area.data_end()
-            ));
-        }
-        if self.dev.len() < self.layout.data_offset {
-            return Err(format!(
-                "device length {} is below the data offset {}",
-                self.dev.len(),
-                self.layout.data_offset
-            ));
         }
         Ok(())
     }

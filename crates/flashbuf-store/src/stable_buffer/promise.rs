@@ -21,14 +21,15 @@
 //!    slot (all their writes have completed: new slots are mapped only when their write
 //!    returns, and no in-place write is in flight).
 //! 3. Sync the device: everything the snapshot lists is durable.
-//! 4. Commit the record (write the state copy that is not the durable one, sync). Only
-//!    now does `sync()` return, and only now are the releasing slots free: a slot a
+//! 4. Commit the record (both state copies, one after the other, each synced: see
+//!    [`crate::state`]). Only now does `sync()` return, and only now are the releasing slots free: a slot a
 //!    durable record lists is reused only after a later record that no longer lists it is
 //!    durable — or after a flush made the page's home copy durable (a flush frees its
 //!    slots after its own sync), which recovery checks through the home version.
 //!
-//! Two device syncs per promise (a record listing copies must never be durable before
-//! them); the record is skipped when it would say what the durable one says.
+//! Three device syncs per promise that promises something new (a record listing copies
+//! must never be durable before them, and must survive damage to one of its copies); the
+//! record is skipped when it would say what the durable one says.
 //!
 //! # Recovery's reading of the record
 //! For each destination `d`, with `R` the durable record:
@@ -45,10 +46,10 @@
 //!
 //! A torn never-promised slot is either unlisted (dropped) or a listed slot reused after
 //! a flush (its page's home copy then holds the promised version): dropped silently
-//! either way. If the newest state copy is damaged, the previous generation's record is
-//! used: its copies numbered above its `S` count as candidates, so pages promised by the
-//! lost generation are still found in their slots, and dead slots remain dead (a single
-//! damage never serves stale data; a second one elsewhere may go unnoticed).
+//! either way. Both state copies hold the latest record at rest, so damage to one loses
+//! nothing; a commit cut short by a crash leaves the previous record (the durable truth:
+//! that sync never returned), under which the cut promise's copies, numbered above its
+//! `S`, still count as candidates.
 //!
 //! Not detectable: a device that silently returns an older *valid* image of a home page
 //! after its staged copy was flushed and reused (a lost write at rest; no store here keeps

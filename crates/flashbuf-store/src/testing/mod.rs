@@ -18,6 +18,12 @@
 //! - [`sim`]: operation sequences (writes, batches, reads, flushes, syncs, crashes) run
 //!   through a [`sim::Front`] (the store itself, or a buffer pool over it) against the
 //!   model, with every crash point verified under several crash modes.
+//! - [`schedule`] and [`history`]: concurrent scripts (writes, in-place updates, syncs,
+//!   flushes, evictions, the background flusher) interleaved one device operation at a
+//!   time by a seeded scheduler, with crash images judged at every explored point
+//!   (issue 11).
+//! - [`damage`]: damage at rest to every block of a store image that holds an older
+//!   version of every page: each damaged page is reported, never served old (issue 11).
 //!
 //! # The model ("old or new")
 //! For each page the model keeps its *durable* state (as of the last completed `sync`, or
@@ -34,7 +40,10 @@
 //! lab can report them and proptest can shrink them.
 
 pub mod content;
+pub mod damage;
+pub mod history;
 pub mod model;
+pub mod schedule;
 pub mod sim;
 
 use crate::stable_buffer::{FlushMode, Recognition, StableBufferConfig, StableBufferStore};
@@ -112,8 +121,10 @@ fn stable_buffer_config(page_size: usize, recognition: Recognition) -> StableBuf
         staging_bytes: 16 * page_size as u64,
         recognition,
         flush: FlushMode::Passive,
-        // Small growth steps keep crash images (copied at every crash point) small.
+        // Small growth steps and page alignment keep crash images (copied at every crash
+        // point) small.
         grow_bytes: DIRECT_GROW_PAGES * page_size as u64,
+        align_bytes: page_size as u64,
         ..StableBufferConfig::with_page_size(page_size)
     }
 }
