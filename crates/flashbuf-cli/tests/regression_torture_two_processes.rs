@@ -106,3 +106,47 @@ fn torture_never_deletes_a_store_whose_journal_is_missing() {
         "the store was changed"
     );
 }
+
+/// Meta-test: what bug A did — a second process removing and recreating the store file
+/// without the directory lock while a torture run holds it open — is caught by `check`
+/// (the survivor's acknowledged writes went to an unlinked file).
+#[test]
+fn meta_a_process_that_skips_the_lock_is_caught() {
+    use flashbuf_store::testing::store_by_name;
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("r");
+    let child = bin()
+        .args(["torture", "--store", "direct", "--pool-frames", "0", "--seconds", "1.5", "--path"])
+        .arg(&d)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let journal = d.join("torture.journal");
+    let t = std::time::Instant::now();
+    while std::fs::metadata(&journal).map_or(0, |m| m.len()) < 2000 {
+        assert!(t.elapsed().as_secs() < 60, "torture did not start");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    // The rogue: unlink the store and format a new one in its place, no lock taken.
+    let store = d.join("store.flashbuf");
+    std::fs::remove_file(&store).unwrap();
+    let dev = flashbuf_device::FileDevice::open(&store, flashbuf_device::FileDeviceOptions::default()).unwrap();
+    drop(store_by_name("direct").unwrap().create(Box::new(dev), 4096).unwrap());
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success());
+    let c = bin()
+        .args(["check", "--store", "direct", "--json", "--path"])
+        .arg(&d)
+        .output()
+        .unwrap();
+    assert_eq!(c.status.code(), Some(2), "{}", text(&c));
+    let v: serde_json::Value = serde_json::from_slice(&c.stdout).unwrap();
+    let lost = v["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x.as_str().unwrap().contains("lost an acknowledged write"))
+        .count();
+    assert!(lost > 0, "{v}");
+}

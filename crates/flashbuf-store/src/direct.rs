@@ -162,11 +162,18 @@ impl<D: Device> DirectStore<D> {
         }
         // A garbled offset must not send writes to exabyte offsets or break alignment
         // (regression test `regression_direct_data_offset`).
-        if sb.data_offset != reserved || sb.data_offset > dev.len() {
+        if sb.data_offset != reserved {
             return Err(StoreError::Format(format!(
-                "superblock data offset {} is not {reserved} inside the device ({} bytes): the store is corrupt",
-                sb.data_offset,
-                dev.len()
+                "superblock data offset {} is not {reserved}: the store is corrupt",
+                sb.data_offset
+            )));
+        }
+        if sb.data_offset > dev.len() {
+            return Err(StoreError::Format(format!(
+                "{} holds {} bytes, less than its data offset {}: the store file is truncated",
+                dev.describe(),
+                dev.len(),
+                sb.data_offset
             )));
         }
         let (state, _) = StateArea::load(&dev, STATE_COPY_BYTES, sb.salt)?;
