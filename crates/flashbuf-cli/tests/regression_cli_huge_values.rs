@@ -54,7 +54,13 @@ fn text(o: &Output) -> String {
 
 /// Refused with exit status 1 and a message containing `msg`.
 fn refused(o: &Output, msg: &str, what: &str) {
-    assert_eq!(o.status.code(), Some(1), "{what}: {:?}: {}", o.status, text(o));
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{what}: {:?}: {}",
+        o.status,
+        text(o)
+    );
     let t = text(o);
     assert!(t.contains("error: "), "{what}: {t}");
     assert!(t.contains(msg), "{what}: expected '{msg}' in: {t}");
@@ -70,41 +76,82 @@ fn torture_values_are_refused_or_capped() {
     let o = run(&["torture", "--seconds", "1e300"], Some(&d), LIMIT);
     refused(&o, "--seconds 1e300", "huge --seconds");
     let o = run(
-        &["torture", "--pages", "18446744073709551615", "--rounds", "1"],
+        &[
+            "torture",
+            "--pages",
+            "18446744073709551615",
+            "--rounds",
+            "1",
+        ],
         Some(&d),
         LIMIT,
     );
     refused(&o, "--pages 18446744073709551615", "huge --pages");
-    let o = run(&["torture", "--pages", "2000000", "--rounds", "1"], Some(&d), LIMIT);
+    let o = run(
+        &["torture", "--pages", "2000000", "--rounds", "1"],
+        Some(&d),
+        LIMIT,
+    );
     refused(&o, "1048576", "--pages above the journal's limit");
     // Frames beyond the pages of the run are capped (the run cannot use them).
     for frames in ["100000000000", "1000000000"] {
         let o = run(
-            &["torture", "--pool-frames", frames, "--rounds", "3", "--pages", "64"],
+            &[
+                "torture",
+                "--pool-frames",
+                frames,
+                "--rounds",
+                "3",
+                "--pages",
+                "64",
+            ],
             Some(&d),
             LIMIT,
         );
         assert!(o.status.success(), "--pool-frames {frames}: {}", text(&o));
-        assert!(text(&o).contains("capped"), "--pool-frames {frames}: {}", text(&o));
+        assert!(
+            text(&o).contains("capped"),
+            "--pool-frames {frames}: {}",
+            text(&o)
+        );
     }
     // What the machine cannot hold is refused, naming the size.
     let big = tmp.path().join("big");
     let o = run(
         &[
-            "torture", "--pages", "1048576", "--pool-frames", "1048576", "--page-size", "65536",
-            "--rounds", "1",
+            "torture",
+            "--pages",
+            "1048576",
+            "--pool-frames",
+            "1048576",
+            "--page-size",
+            "65536",
+            "--rounds",
+            "1",
         ],
         Some(&big),
         LIMIT,
     );
     refused(&o, "64.0 GiB", "a pool bigger than the machine");
     // Resuming with another page size or page count is refused.
-    let o = run(&["torture", "--page-size", "8192", "--rounds", "1"], Some(&d), LIMIT);
+    let o = run(
+        &["torture", "--page-size", "8192", "--rounds", "1"],
+        Some(&d),
+        LIMIT,
+    );
     refused(&o, "page size 4096", "--page-size on resume");
-    let o = run(&["torture", "--pages", "65", "--rounds", "1"], Some(&d), LIMIT);
+    let o = run(
+        &["torture", "--pages", "65", "--rounds", "1"],
+        Some(&d),
+        LIMIT,
+    );
     refused(&o, "64 pages", "--pages on resume");
     // I/O errors on the directory name it, and are not "output" errors.
-    let o = run(&["torture", "--rounds", "1"], Some(Path::new("/dev/null/x")), LIMIT);
+    let o = run(
+        &["torture", "--rounds", "1"],
+        Some(Path::new("/dev/null/x")),
+        LIMIT,
+    );
     refused(&o, "/dev/null/x", "unusable directory");
     assert!(!text(&o).contains("output:"), "{}", text(&o));
 }
@@ -113,10 +160,18 @@ fn torture_values_are_refused_or_capped() {
 fn check_values_are_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path().join("c");
-    let o = run(&["torture", "--rounds", "3", "--pool-frames", "0"], Some(&d), LIMIT);
+    let o = run(
+        &["torture", "--rounds", "3", "--pool-frames", "0"],
+        Some(&d),
+        LIMIT,
+    );
     assert!(o.status.success(), "{}", text(&o));
     std::fs::remove_file(d.join("torture.journal")).unwrap();
-    let o = run(&["check", "--pages", "18446744073709551615"], Some(&d), LIMIT);
+    let o = run(
+        &["check", "--pages", "18446744073709551615"],
+        Some(&d),
+        LIMIT,
+    );
     refused(&o, "--pages 18446744073709551615", "check --pages huge");
 }
 
@@ -129,8 +184,17 @@ fn replay_buffer_pages_are_capped_at_what_the_trace_uses() {
     for pages in ["100000000", "1000000"] {
         let o = run(
             &[
-                "replay", "--trace", trace, "--limit", "1000", "--policy", "lru", "--quiet",
-                "--json", "--buffer-pages", pages,
+                "replay",
+                "--trace",
+                trace,
+                "--limit",
+                "1000",
+                "--policy",
+                "lru",
+                "--quiet",
+                "--json",
+                "--buffer-pages",
+                pages,
             ],
             None,
             LIMIT,
@@ -138,7 +202,10 @@ fn replay_buffer_pages_are_capped_at_what_the_trace_uses() {
         assert!(o.status.success(), "--buffer-pages {pages}: {}", text(&o));
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         let used = v["runs"][0]["buffer_pages"].as_u64().unwrap();
-        assert!(used <= 1000, "--buffer-pages {pages}: {used} frames for 1000 references");
+        assert!(
+            used <= 1000,
+            "--buffer-pages {pages}: {used} frames for 1000 references"
+        );
         assert!(text(&o).contains("capped"), "{}", text(&o));
     }
 }

@@ -38,13 +38,29 @@ fn resume_after_a_torn_tail_cuts_it_and_check_passes() {
         let d = tmp.path().join("jt");
         let j = d.join("torture.journal");
         let o = flashbuf(
-            &["torture", "--store", "direct", "--rounds", "50", "--pool-frames", "0"],
+            &[
+                "torture",
+                "--store",
+                "direct",
+                "--rounds",
+                "50",
+                "--pool-frames",
+                "0",
+            ],
             &d,
         );
         assert!(o.status.success(), "{}", text(&o));
         cut(&j, cut_bytes);
         let o = flashbuf(
-            &["torture", "--store", "direct", "--rounds", "5", "--pool-frames", "0"],
+            &[
+                "torture",
+                "--store",
+                "direct",
+                "--rounds",
+                "5",
+                "--pool-frames",
+                "0",
+            ],
             &d,
         );
         assert!(o.status.success(), "cut {cut_bytes}: {}", text(&o));
@@ -55,7 +71,10 @@ fn resume_after_a_torn_tail_cuts_it_and_check_passes() {
         assert_eq!(v["torn_tail"], false, "the torn line was cut: {v}");
         // 50 rounds, the torn one lost (an intent or an ack), then 5 more.
         let acked = v["rounds_acked"].as_u64().unwrap();
-        assert!((54..=55).contains(&acked), "cut {cut_bytes}: {acked} rounds acked");
+        assert!(
+            (54..=55).contains(&acked),
+            "cut {cut_bytes}: {acked} rounds acked"
+        );
     }
 }
 
@@ -65,7 +84,15 @@ fn a_complete_last_line_with_a_bad_checksum_is_corruption() {
     let d = tmp.path().join("jt");
     let j = d.join("torture.journal");
     let o = flashbuf(
-        &["torture", "--store", "direct", "--rounds", "10", "--pool-frames", "0"],
+        &[
+            "torture",
+            "--store",
+            "direct",
+            "--rounds",
+            "10",
+            "--pool-frames",
+            "0",
+        ],
         &d,
     );
     assert!(o.status.success(), "{}", text(&o));

@@ -28,7 +28,15 @@ fn text(o: &Output) -> String {
 
 fn torture(dir: &Path, seed: &str) -> std::process::Child {
     bin()
-        .args(["torture", "--store", "direct", "--pool-frames", "0", "--seconds", "0.6"])
+        .args([
+            "torture",
+            "--store",
+            "direct",
+            "--pool-frames",
+            "0",
+            "--seconds",
+            "0.6",
+        ])
         .args(["--seed", seed, "--path"])
         .arg(dir)
         .stdout(Stdio::piped())
@@ -76,7 +84,11 @@ fn two_tortures_at_once_never_lose_an_acknowledged_write() {
             .unwrap();
         assert!(c.status.success(), "attempt {i}: check: {}", text(&c));
         let v: serde_json::Value = serde_json::from_slice(&c.stdout).unwrap();
-        assert_eq!(v["violations"].as_array().unwrap().len(), 0, "attempt {i}: {v}");
+        assert_eq!(
+            v["violations"].as_array().unwrap().len(),
+            0,
+            "attempt {i}: {v}"
+        );
     }
     eprintln!("{attempts} attempts: {refused} runs refused, {both_ran} attempts where both ran (one after the other)");
 }
@@ -116,7 +128,16 @@ fn meta_a_process_that_skips_the_lock_is_caught() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path().join("r");
     let child = bin()
-        .args(["torture", "--store", "direct", "--pool-frames", "0", "--seconds", "1.5", "--path"])
+        .args([
+            "torture",
+            "--store",
+            "direct",
+            "--pool-frames",
+            "0",
+            "--seconds",
+            "1.5",
+            "--path",
+        ])
         .arg(&d)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -131,8 +152,15 @@ fn meta_a_process_that_skips_the_lock_is_caught() {
     // The rogue: unlink the store and format a new one in its place, no lock taken.
     let store = d.join("store.flashbuf");
     std::fs::remove_file(&store).unwrap();
-    let dev = flashbuf_device::FileDevice::open(&store, flashbuf_device::FileDeviceOptions::default()).unwrap();
-    drop(store_by_name("direct").unwrap().create(Box::new(dev), 4096).unwrap());
+    let dev =
+        flashbuf_device::FileDevice::open(&store, flashbuf_device::FileDeviceOptions::default())
+            .unwrap();
+    drop(
+        store_by_name("direct")
+            .unwrap()
+            .create(Box::new(dev), 4096)
+            .unwrap(),
+    );
     let o = child.wait_with_output().unwrap();
     assert!(o.status.success());
     let c = bin()

@@ -30,7 +30,11 @@ pub fn gib(bytes: u64) -> String {
 pub fn check_pool_fits(frames: usize, page_size: usize, what: &str) -> Result<(), LabError> {
     let bytes = (frames as u64).saturating_mul(page_size as u64);
     let available = available_memory_bytes();
-    check_fits_in(bytes, available, &format!("{what}: a pool of {frames} frames of {page_size} bytes"))
+    check_fits_in(
+        bytes,
+        available,
+        &format!("{what}: a pool of {frames} frames of {page_size} bytes"),
+    )
 }
 
 /// [`check_pool_fits`] against a given amount of available memory (`None`: unknown, so

@@ -153,7 +153,11 @@ pub fn run_with(
         }
     };
     if is_pool_policy(&cfg.policy) {
-        crate::limits::check_pool_fits(frames, cfg.page_size, &format!("buffer of {}", cfg.buffer))?;
+        crate::limits::check_pool_fits(
+            frames,
+            cfg.page_size,
+            &format!("buffer of {}", cfg.buffer),
+        )?;
     }
     let mut ctx = BuildContext {
         page_size: cfg.page_size,

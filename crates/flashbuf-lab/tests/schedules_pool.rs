@@ -46,7 +46,8 @@ impl ConcurrentFront for PoolWriter {
 }
 
 fn pool(store: Box<dyn PageStore>) -> Result<Arc<dyn ConcurrentFront>, String> {
-    let p = BufferPool::new(store, FRAMES, Box::new(Lru::new(FRAMES))).map_err(|e| e.to_string())?;
+    let p =
+        BufferPool::new(store, FRAMES, Box::new(Lru::new(FRAMES))).map_err(|e| e.to_string())?;
     Ok(Arc::new(PoolWriter(p)))
 }
 

@@ -296,8 +296,12 @@ impl<D: Device> PageStore for DirectStore<D> {
         self.poison.check()?;
         self.check_sealed(pid, page)?;
         let off = self.write_offset_of(pid)?;
-        self.grow
-            .ensure(&self.dev, &self.poison, &self.state, off + page.len() as u64)?;
+        self.grow.ensure(
+            &self.dev,
+            &self.poison,
+            &self.state,
+            off + page.len() as u64,
+        )?;
         self.poison.guard(self.dev.write_at(off, page))?;
         self.page_writes.fetch_add(1, Relaxed);
         Ok(())
@@ -316,7 +320,8 @@ impl<D: Device> PageStore for DirectStore<D> {
                 data: w.page,
             });
         }
-        self.grow.ensure(&self.dev, &self.poison, &self.state, end)?;
+        self.grow
+            .ensure(&self.dev, &self.poison, &self.state, end)?;
         self.poison.guard(self.dev.write_batch(&ops))?;
         self.page_writes.fetch_add(batch.len() as u64, Relaxed);
         self.batches.fetch_add(1, Relaxed);

@@ -318,7 +318,11 @@ mod tests {
         };
         let b = encode(&r, 77, 4096).unwrap();
         assert_eq!(decode(&b, 77).unwrap(), r);
-        assert_eq!(decode(&b, 78), Err(CopyInvalid::Damaged), "another format's salt");
+        assert_eq!(
+            decode(&b, 78),
+            Err(CopyInvalid::Damaged),
+            "another format's salt"
+        );
         for at in (0..STATE_HEADER_BYTES + 5).step_by(3) {
             let mut d = b.clone();
             d[at] ^= 0x08;
@@ -338,12 +342,17 @@ mod tests {
         a.commit(&dev, &poison, Some(200), None).unwrap();
         a.commit(&dev, &poison, None, Some(vec![7])).unwrap();
         let (b, note) = StateArea::load(&dev, 4096, 5).unwrap();
-        let latest = StateRecord { generation: 3, data_end: 200, payload: vec![7] };
+        let latest = StateRecord {
+            generation: 3,
+            data_end: 200,
+            payload: vec![7],
+        };
         assert_eq!(b.record(), latest);
         assert!(!note.other_damaged);
         for k in [0u64, 1] {
             let d = MemDevice::from_bytes(dev.snapshot());
-            d.write_at(Superblock::BYTES as u64 + k * 4096 + 30, &[0xFF]).unwrap();
+            d.write_at(Superblock::BYTES as u64 + k * 4096 + 30, &[0xFF])
+                .unwrap();
             let (c, note) = StateArea::load(&d, 4096, 5).unwrap();
             assert_eq!(c.record(), latest, "copy {k} damaged");
             assert!(note.other_damaged);
@@ -353,11 +362,16 @@ mod tests {
             assert_eq!((e.record().generation, e.data_end()), (4, 300));
             assert!(!note.other_damaged);
         }
-        dev.write_at(Superblock::BYTES as u64 + 10, &[0xFF]).unwrap();
-        dev.write_at(Superblock::BYTES as u64 + 4096 + 10, &[0xFF]).unwrap();
+        dev.write_at(Superblock::BYTES as u64 + 10, &[0xFF])
+            .unwrap();
+        dev.write_at(Superblock::BYTES as u64 + 4096 + 10, &[0xFF])
+            .unwrap();
         let e = StateArea::load(&dev, 4096, 5).unwrap_err().to_string();
         assert!(e.contains("both copies"), "{e}");
         let short = MemDevice::new(4096);
-        assert!(StateArea::load(&short, 4096, 5).unwrap_err().to_string().contains("truncated"));
+        assert!(StateArea::load(&short, 4096, 5)
+            .unwrap_err()
+            .to_string()
+            .contains("truncated"));
     }
 }

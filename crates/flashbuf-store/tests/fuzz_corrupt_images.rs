@@ -19,8 +19,8 @@ use flashbuf_core::page::crc32c;
 use flashbuf_core::{DirtyRanges, PageId};
 use flashbuf_device::fault::FaultDevice;
 use flashbuf_device::Device;
-use flashbuf_store::testing::content::filled_page;
 use flashbuf_store::stable_buffer::{Recognition, StableBufferConfig, StableBufferStore};
+use flashbuf_store::testing::content::filled_page;
 use flashbuf_store::testing::store_by_name;
 use flashbuf_store::{PageStore, ReadOutcome, StoreError, Superblock};
 use std::path::PathBuf;
@@ -255,7 +255,8 @@ fn sb_valid(ps: usize) -> (Vec<u8>, Vec<u64>) {
     for v in 1..=2 {
         for pid in 0..PAGES {
             let p = filled_page(ps, PageId(pid), pid + v, SEED);
-            s.write_page(PageId(pid), &p, &DirtyRanges::full(ps)).unwrap();
+            s.write_page(PageId(pid), &p, &DirtyRanges::full(ps))
+                .unwrap();
         }
         if v == 1 {
             s.flush_all().unwrap();
@@ -269,11 +270,10 @@ fn sb_valid(ps: usize) -> (Vec<u8>, Vec<u64>) {
         .map(|pid| {
             (0..l.slots)
                 .map(|i| l.slot_offset(i))
-                .filter(|&o| {
+                .rfind(|&o| {
                     let h = flashbuf_core::page::read_header(&img[o as usize..o as usize + ps]);
                     h.page_id == PageId(pid) && h.version == pid + 2
                 })
-                .last()
                 .unwrap()
         })
         .collect();
@@ -285,12 +285,24 @@ fn build_sb(name: &str, ps: usize) -> Vec<u8> {
     let (mut img, slot_at) = sb_valid(ps);
     let slot = |pid: u64| slot_at[pid as usize] as usize;
     let state = Superblock::BYTES;
-    let copy = Superblock::read(&flashbuf_device::MemDevice::from_bytes(img[..4096].to_vec()))
-        .unwrap()
-        .state_copy_bytes as usize;
+    let copy = Superblock::read(&flashbuf_device::MemDevice::from_bytes(
+        img[..4096].to_vec(),
+    ))
+    .unwrap()
+    .state_copy_bytes as usize;
     let newest_copy = {
-        let g = |k: usize| u64::from_le_bytes(img[state + k * copy + 12..state + k * copy + 20].try_into().unwrap());
-        if g(1) > g(0) { 1 } else { 0 }
+        let g = |k: usize| {
+            u64::from_le_bytes(
+                img[state + k * copy + 12..state + k * copy + 20]
+                    .try_into()
+                    .unwrap(),
+            )
+        };
+        if g(1) > g(0) {
+            1
+        } else {
+            0
+        }
     };
     match name {
         "sb-valid-512.img" => {}
@@ -298,7 +310,9 @@ fn build_sb(name: &str, ps: usize) -> Vec<u8> {
         "sb-promised-slot-zeroed.img" => img[slot(3)..slot(3) + ps].fill(0),
         "sb-promised-slot-random.img" => {
             let mut r = flashbuf_core::rng::SplitMix64::new(4);
-            img[slot(4)..slot(4) + ps].iter_mut().for_each(|b| *b = r.next_u64() as u8);
+            img[slot(4)..slot(4) + ps]
+                .iter_mut()
+                .for_each(|b| *b = r.next_u64() as u8);
         }
         "sb-promised-slot-copied.img" => {
             let src = img[slot(1)..slot(1) + ps].to_vec();
@@ -411,7 +425,12 @@ fn build(name: &str, ps: usize) -> Vec<u8> {
 fn checked_in_corrupt_images_fail_as_documented() {
     let regen = std::env::var("FLASHBUF_REGEN_CORRUPT").is_ok_and(|v| v == "1");
     for (name, made_ps, open_ps, expect) in CASES {
-        let f = store_by_name(if name.starts_with("sb-") { "stable-buffer" } else { "direct" }).unwrap();
+        let f = store_by_name(if name.starts_with("sb-") {
+            "stable-buffer"
+        } else {
+            "direct"
+        })
+        .unwrap();
         let path = dir().join(name);
         if regen && !name.contains("-v1.") {
             std::fs::create_dir_all(dir()).unwrap();
@@ -468,8 +487,13 @@ fn check_pages(name: &str, s: &dyn PageStore, ps: usize, bad: &[(u64, &str)]) {
     for (pid, _) in bad {
         // A reported page is repaired by a new write.
         let q = filled_page(ps, PageId(*pid), 78, SEED);
-        s.write_page(PageId(*pid), &q, &DirtyRanges::full(ps)).unwrap();
-        assert_eq!(s.read_page(PageId(*pid), &mut buf).unwrap(), ReadOutcome::Found, "{name}");
+        s.write_page(PageId(*pid), &q, &DirtyRanges::full(ps))
+            .unwrap();
+        assert_eq!(
+            s.read_page(PageId(*pid), &mut buf).unwrap(),
+            ReadOutcome::Found,
+            "{name}"
+        );
     }
     s.write_page(PageId(1), &p, &DirtyRanges::full(ps)).unwrap();
     s.sync().unwrap();

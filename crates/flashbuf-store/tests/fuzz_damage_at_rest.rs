@@ -12,7 +12,9 @@
 
 use flashbuf_core::{DeviceStats, DirtyRanges, PageId};
 use flashbuf_device::Device;
-use flashbuf_store::testing::damage::{apply, check_damaged, image, sweep, Damage, DamageReport, SECTOR};
+use flashbuf_store::testing::damage::{
+    apply, check_damaged, image, sweep, Damage, DamageReport, SECTOR,
+};
 use flashbuf_store::testing::{StoreFactory, STORES};
 use flashbuf_store::{PageStore, ReadOutcome, StoreError, StoreStats};
 use proptest::prelude::*;
@@ -35,8 +37,17 @@ fn every_damaged_sector_of_every_store_is_reported_never_served_old() {
     for f in STORES {
         for ps in [4096usize, 1024] {
             let rep = sweep(f, ps, PAGES, 8, 11).unwrap_or_else(|e| panic!("{e}"));
-            assert!(rep.images > 100, "{} {ps}: only {} images", f.name, rep.images);
-            assert!(rep.refused > 0, "{} {ps}: no damage refused the open", f.name);
+            assert!(
+                rep.images > 100,
+                "{} {ps}: only {} images",
+                f.name,
+                rep.images
+            );
+            assert!(
+                rep.refused > 0,
+                "{} {ps}: no damage refused the open",
+                f.name
+            );
             assert!(rep.pages_reported > 0, "{} {ps}: no page reported", f.name);
             eprintln!("store {} page size {ps}: {rep:?}", f.name);
             total.add(&rep);
@@ -97,7 +108,12 @@ impl PageStore for ServesOld {
         match self.inner.read_page(pid, buf) {
             Err(StoreError::Corrupt { .. }) => {
                 // The older copy: version 1 of the page, as the image wrote it first.
-                let old = flashbuf_store::testing::content::filled_page(buf.len(), pid, pid.0 + 1, 0xDA3A);
+                let old = flashbuf_store::testing::content::filled_page(
+                    buf.len(),
+                    pid,
+                    pid.0 + 1,
+                    0xDA3A,
+                );
                 buf.copy_from_slice(&old);
                 Ok(ReadOutcome::Found)
             }
@@ -105,7 +121,11 @@ impl PageStore for ServesOld {
         }
     }
     fn write_page(&self, pid: PageId, page: &[u8], dirty: &DirtyRanges) -> Result<(), StoreError> {
-        self.first.lock().unwrap().entry(pid.0).or_insert_with(|| page.to_vec());
+        self.first
+            .lock()
+            .unwrap()
+            .entry(pid.0)
+            .or_insert_with(|| page.to_vec());
         self.inner.write_page(pid, page, dirty)
     }
     fn sync(&self) -> Result<(), StoreError> {

@@ -39,6 +39,10 @@ fn a_data_area_cut_mid_page_is_refused() {
         let d = FaultDevice::from_image(img[..data + 2 * ps].to_vec());
         let e = DirectStore::open(d, DirectStoreConfig::with_page_size(ps)).unwrap_err();
         assert!(e.to_string().contains("truncated"), "{e}");
-        assert!(DirectStore::open(FaultDevice::from_image(img), DirectStoreConfig::with_page_size(ps)).is_ok());
+        assert!(DirectStore::open(
+            FaultDevice::from_image(img),
+            DirectStoreConfig::with_page_size(ps)
+        )
+        .is_ok());
     }
 }

@@ -41,7 +41,8 @@ fn page(pid: u64, v: u64) -> Vec<u8> {
 }
 
 fn write(s: &dyn PageStore, pid: u64, v: u64) {
-    s.write_page(PageId(pid), &page(pid, v), &DirtyRanges::full(PS)).unwrap();
+    s.write_page(PageId(pid), &page(pid, v), &DirtyRanges::full(PS))
+        .unwrap();
 }
 
 /// Pages `0..PAGES` at version 1 home (flushed), version 2 staged and promised by a sync.
@@ -61,15 +62,18 @@ fn two_versions(c: &StableBufferConfig) -> Arc<MemDevice> {
 }
 
 /// The slot holding `pid`'s staged copy (found by its stamp).
-fn slot_of(dev: &MemDevice, s_layout: flashbuf_store::stable_buffer::layout::Layout, pid: u64) -> u32 {
+fn slot_of(
+    dev: &MemDevice,
+    s_layout: flashbuf_store::stable_buffer::layout::Layout,
+    pid: u64,
+) -> u32 {
     let mut buf = vec![0u8; PS];
     (0..s_layout.slots)
-        .filter(|&i| {
+        .rfind(|&i| {
             dev.read_at(s_layout.slot_offset(i), &mut buf).unwrap();
             flashbuf_core::page::read_header(&buf).page_id == PageId(pid)
                 && flashbuf_core::page::version_of(&buf) == 2
         })
-        .last()
         .unwrap()
 }
 
@@ -81,7 +85,12 @@ enum Damage {
     CopiedFromAnother,
 }
 
-fn damage(dev: &MemDevice, layout: flashbuf_store::stable_buffer::layout::Layout, slot: u32, d: Damage) {
+fn damage(
+    dev: &MemDevice,
+    layout: flashbuf_store::stable_buffer::layout::Layout,
+    slot: u32,
+    d: Damage,
+) {
     let off = layout.slot_offset(slot);
     let mut buf = vec![0u8; PS];
     dev.read_at(off, &mut buf).unwrap();
@@ -117,7 +126,9 @@ fn a_damaged_promised_slot_is_reported_never_served_old() {
             ] {
                 cases += 1;
                 let dev = two_versions(&c);
-                let layout = StableBufferStore::open(Arc::clone(&dev), c.clone()).unwrap().layout();
+                let layout = StableBufferStore::open(Arc::clone(&dev), c.clone())
+                    .unwrap()
+                    .layout();
                 let slot = slot_of(&dev, layout, victim);
                 damage(&dev, layout, slot, d);
                 let what = format!("{recognition:?}, page {victim} slot {slot}, {d:?}");
@@ -130,7 +141,9 @@ fn a_damaged_promised_slot_is_reported_never_served_old() {
                         let r = s.read_page(PageId(pid), &mut buf);
                         if pid == victim {
                             match r {
-                                Err(StoreError::Corrupt { pid: p, .. }) => assert_eq!(p, PageId(pid)),
+                                Err(StoreError::Corrupt { pid: p, .. }) => {
+                                    assert_eq!(p, PageId(pid))
+                                }
                                 Ok(o) => panic!(
                                     "{what}, open {open}: {o:?} version {} instead of corrupt",
                                     flashbuf_core::page::version_of(&buf)
@@ -147,7 +160,10 @@ fn a_damaged_promised_slot_is_reported_never_served_old() {
                     // Flushing everything else home keeps the page reported.
                     s.flush_all().unwrap();
                     assert!(
-                        matches!(s.read_page(PageId(victim), &mut buf), Err(StoreError::Corrupt { .. })),
+                        matches!(
+                            s.read_page(PageId(victim), &mut buf),
+                            Err(StoreError::Corrupt { .. })
+                        ),
                         "{what}: after flush_all"
                     );
                 }
@@ -157,7 +173,10 @@ fn a_damaged_promised_slot_is_reported_never_served_old() {
                 s.sync().unwrap();
                 drop(s);
                 let s = StableBufferStore::open(Arc::clone(&dev), c.clone()).unwrap();
-                assert_eq!(s.read_page(PageId(victim), &mut buf).unwrap(), ReadOutcome::Found);
+                assert_eq!(
+                    s.read_page(PageId(victim), &mut buf).unwrap(),
+                    ReadOutcome::Found
+                );
                 assert_eq!(buf, page(victim, 3), "{what}: after the repair");
                 s.flush_all().unwrap();
                 s.check_invariants().unwrap();
@@ -193,8 +212,15 @@ fn a_torn_slot_no_sync_promised_is_dropped_silently() {
             drop(s);
             damage(&dev, layout, slot, Damage::BitFlip(200));
             let s = StableBufferStore::open(Arc::clone(&dev), c.clone()).unwrap();
-            assert_eq!(s.read_page(PageId(0), &mut buf).unwrap(), ReadOutcome::Found);
-            assert_eq!(buf, page(0, 2), "{recognition:?}, in place {in_place}: the promised version");
+            assert_eq!(
+                s.read_page(PageId(0), &mut buf).unwrap(),
+                ReadOutcome::Found
+            );
+            assert_eq!(
+                buf,
+                page(0, 2),
+                "{recognition:?}, in place {in_place}: the promised version"
+            );
             s.check_invariants().unwrap();
         }
     }

@@ -36,10 +36,13 @@ fn cfg() -> StableBufferConfig {
     }
 }
 
+/// (armed byte range, a write is held, released)
+type GateState = (Option<(u64, u64)>, bool, bool);
+
 /// A fault device whose next write into `[from, to)` blocks, once armed, until released.
 struct Gate {
     dev: Arc<FaultDevice>,
-    state: Mutex<(Option<(u64, u64)>, bool, bool)>, // (armed range, held, released)
+    state: Mutex<GateState>,
     cv: Condvar,
 }
 
@@ -112,7 +115,9 @@ fn sync_waits_for_an_in_place_update_in_flight() {
         let store = Arc::new(StableBufferStore::create(Arc::clone(&gate), cfg()).unwrap());
         let p = PageId(5);
         // v1 staged in a fresh slot; its write returned.
-        store.write_page(p, &filled_page(PS, p, 1, round), &full).unwrap();
+        store
+            .write_page(p, &filled_page(PS, p, 1, round), &full)
+            .unwrap();
         let l = store.layout();
         gate.arm(l.staging_offset, l.staging_offset + l.staging_bytes());
         // T2: v2 goes in place into v1's (fresh) slot, and its device write is held.
@@ -149,11 +154,17 @@ fn sync_waits_for_an_in_place_update_in_flight() {
             for garbage in [false, true] {
                 images.push(dev.crash_image(CrashMode::Prefix {
                     writes: pending.saturating_sub(1),
-                    tear: Some(Tear { sector_bytes: 512, garbage }),
+                    tear: Some(Tear {
+                        sector_bytes: 512,
+                        garbage,
+                    }),
                 }));
                 images.push(dev.crash_image(CrashMode::Random {
                     seed,
-                    tear: Some(Tear { sector_bytes: 512, garbage }),
+                    tear: Some(Tear {
+                        sector_bytes: 512,
+                        garbage,
+                    }),
                 }));
             }
         }
@@ -170,7 +181,10 @@ fn sync_waits_for_an_in_place_update_in_flight() {
                 if returned_early { "before" } else { "after" }
             );
         }
-        assert!(!returned_early, "round {round}: sync returned while an in-place write was in flight");
+        assert!(
+            !returned_early,
+            "round {round}: sync returned while an in-place write was in flight"
+        );
     }
     assert!(torn_images >= 4 * 64);
 }

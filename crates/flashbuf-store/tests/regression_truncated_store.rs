@@ -19,7 +19,8 @@ fn image(store: usize, ps: usize, n: u64) -> Vec<u8> {
     let s = STORES[store].create(Box::new(dev.clone()), ps).unwrap();
     for pid in 0..n {
         let p = filled_page(ps, PageId(pid), 1, 9);
-        s.write_page(PageId(pid), &p, &DirtyRanges::full(ps)).unwrap();
+        s.write_page(PageId(pid), &p, &DirtyRanges::full(ps))
+            .unwrap();
     }
     s.sync().unwrap();
     drop(s);
@@ -32,7 +33,9 @@ fn a_truncated_store_is_refused_from_the_store_alone() {
         for ps in [512usize, 4096] {
             // 40 pages: more than the 16 staging slots, so StableBuffer flushes home too.
             let img = image(i, ps, 40);
-            let intact = f.open(Box::new(FaultDevice::from_image(img.clone())), ps).unwrap();
+            let intact = f
+                .open(Box::new(FaultDevice::from_image(img.clone())), ps)
+                .unwrap();
             let mut buf = vec![0u8; ps];
             for pid in 0..40 {
                 assert_eq!(
@@ -56,7 +59,10 @@ fn a_truncated_store_is_refused_from_the_store_alone() {
                     Ok(s) => {
                         let unwritten = (0..40)
                             .filter(|&p| {
-                                matches!(s.read_page(PageId(p), &mut buf), Ok(ReadOutcome::Unwritten))
+                                matches!(
+                                    s.read_page(PageId(p), &mut buf),
+                                    Ok(ReadOutcome::Unwritten)
+                                )
                             })
                             .count();
                         panic!(

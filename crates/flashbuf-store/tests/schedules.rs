@@ -13,7 +13,9 @@
 //! `FLASHBUF_SCHEDULES=N` sets the schedules per store (default 40; soak with more).
 
 use flashbuf_device::Device;
-use flashbuf_store::stable_buffer::{FlushMode, PatternCosts, Recognition, StableBufferConfig, StableBufferStore};
+use flashbuf_store::stable_buffer::{
+    FlushMode, PatternCosts, Recognition, StableBufferConfig, StableBufferStore,
+};
 use flashbuf_store::testing::schedule::{explore, store_writer, ScheduleConfig, ScheduleReport};
 use flashbuf_store::testing::{StoreFactory, STORES};
 use flashbuf_store::{PageStore, StoreError};

@@ -32,7 +32,9 @@ impl DirLock {
             .read(true)
             .write(true)
             .open(&path)
-            .map_err(|e| LabError::io(format!("cannot open the lock file {}", path.display()), e))?;
+            .map_err(|e| {
+                LabError::io(format!("cannot open the lock file {}", path.display()), e)
+            })?;
         match file.try_lock() {
             Ok(()) => Ok(Self { _file: file, path }),
             Err(TryLockError::WouldBlock) => Err(LabError::Usage(format!(
@@ -67,7 +69,9 @@ mod tests {
         assert!(a.path().ends_with(LOCK_FILE));
         drop(a);
         DirLock::acquire(d.path()).unwrap();
-        let e = DirLock::acquire(&d.path().join("missing")).unwrap_err().to_string();
+        let e = DirLock::acquire(&d.path().join("missing"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("cannot open the lock file"), "{e}");
     }
 }

@@ -120,7 +120,10 @@ impl Journal {
             .map_err(|e| LabError::io(ctx("write"), e))?;
         }
         std::fs::rename(&tmp, path).map_err(|e| {
-            LabError::io(format!("cannot rename {} to {}", tmp.display(), path.display()), e)
+            LabError::io(
+                format!("cannot rename {} to {}", tmp.display(), path.display()),
+                e,
+            )
         })?;
         if let Some(dir) = path.parent() {
             sync_dir(dir)?;
@@ -156,10 +159,9 @@ impl Journal {
     }
 
     fn append_to(path: &Path) -> Result<Self, LabError> {
-        let file = OpenOptions::new()
-            .append(true)
-            .open(path)
-            .map_err(|e| LabError::io(format!("cannot open {} for appending", path.display()), e))?;
+        let file = OpenOptions::new().append(true).open(path).map_err(|e| {
+            LabError::io(format!("cannot open {} for appending", path.display()), e)
+        })?;
         Ok(Self {
             file,
             path: path.to_path_buf(),
@@ -236,8 +238,8 @@ fn parse_entries(s: &str, pages: u64) -> Option<Vec<(u64, u64)>> {
 
 /// Reads and validates a journal (bounded: it never trusts a size it reads).
 pub fn read_journal(path: &Path) -> Result<JournalState, LabError> {
-    let bytes =
-        std::fs::read(path).map_err(|e| LabError::io(format!("cannot read {}", path.display()), e))?;
+    let bytes = std::fs::read(path)
+        .map_err(|e| LabError::io(format!("cannot read {}", path.display()), e))?;
     parse_journal(&bytes, path)
 }
 
@@ -299,7 +301,9 @@ fn apply_record(
 ) -> Result<(), &'static str> {
     let mut parts = text.splitn(3, ' ');
     let (kind, round, rest) = (parts.next(), parts.next(), parts.next().unwrap_or(""));
-    let round: u64 = round.and_then(|r| r.parse().ok()).ok_or("bad round number")?;
+    let round: u64 = round
+        .and_then(|r| r.parse().ok())
+        .ok_or("bad round number")?;
     let entries = parse_entries(rest, pages).ok_or("bad page:version list")?;
     match kind {
         Some("I") => {

@@ -75,7 +75,11 @@ pub struct TortureReport {
     pub pool_frames: usize,
 }
 
-pub(crate) fn file_device(path: &Path, direct_io: bool, create: bool) -> Result<FileDevice, LabError> {
+pub(crate) fn file_device(
+    path: &Path,
+    direct_io: bool,
+    create: bool,
+) -> Result<FileDevice, LabError> {
     let opts = FileDeviceOptions {
         create,
         direct: direct_io,

@@ -47,8 +47,14 @@ fn new_geometry(cfg: &TortureConfig) -> Result<(usize, u64), LabError> {
 
 /// Frames the run's pool uses: `pool_frames` capped at the run's pages (it never touches
 /// more), refused if the machine cannot hold them.
-pub(crate) fn check_pool(cfg: &TortureConfig, page_size: usize, pages: u64) -> Result<usize, LabError> {
-    let frames = cfg.pool_frames.min(usize::try_from(pages).unwrap_or(usize::MAX));
+pub(crate) fn check_pool(
+    cfg: &TortureConfig,
+    page_size: usize,
+    pages: u64,
+) -> Result<usize, LabError> {
+    let frames = cfg
+        .pool_frames
+        .min(usize::try_from(pages).unwrap_or(usize::MAX));
     if frames > 0 {
         crate::limits::check_pool_fits(
             frames,
@@ -166,7 +172,11 @@ fn create_store(cfg: &TortureConfig, page_size: usize) -> Result<Box<dyn PageSto
     drop(cfg.store.create(Box::new(dev), page_size)?);
     std::fs::rename(&tmp, &store_path).map_err(|e| {
         LabError::io(
-            format!("cannot rename {} to {}", tmp.display(), store_path.display()),
+            format!(
+                "cannot rename {} to {}",
+                tmp.display(),
+                store_path.display()
+            ),
             e,
         )
     })?;

@@ -148,5 +148,4 @@ impl<D: Device + 'static> StableBufferStore<D> {
             Self::open(dev, cfg)
         }
     }
-
 }

@@ -135,8 +135,7 @@ impl Layout {
             data_offset,
         };
         if l.slots == 0
-            || l
-                .staging_offset
+            || l.staging_offset
                 .checked_add(l.staging_bytes())
                 .is_none_or(|end| end > l.data_offset)
         {

@@ -425,7 +425,14 @@ impl<D: Device + 'static> StableBufferStore<D> {
     /// Pages known lost (a completed sync promised a version whose copy recovery found
     /// damaged or gone), ascending; reads of them report corruption until rewritten.
     pub fn lost_pages(&self) -> Vec<PageId> {
-        let mut v: Vec<PageId> = self.inner.state.lock().lost.keys().map(|&d| PageId(d)).collect();
+        let mut v: Vec<PageId> = self
+            .inner
+            .state
+            .lock()
+            .lost
+            .keys()
+            .map(|&d| PageId(d))
+            .collect();
         v.sort_unstable();
         v
     }

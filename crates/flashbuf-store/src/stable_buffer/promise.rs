@@ -114,7 +114,11 @@ impl PromiseRecord {
 
     /// Decodes a payload (an empty one is the record of a new format: nothing promised).
     pub fn decode(b: &[u8], slots: u32) -> Result<Self, StoreError> {
-        let bad = |m: &str| StoreError::Format(format!("stable-buffer promise record {m}: the store is corrupt"));
+        let bad = |m: &str| {
+            StoreError::Format(format!(
+                "stable-buffer promise record {m}: the store is corrupt"
+            ))
+        };
         if b.is_empty() {
             return Ok(Self::default());
         }
@@ -211,7 +215,9 @@ impl<D: Device> Inner<D> {
         if let (Ok(()), Some(rec)) = (&r, record) {
             let payload = rec.encode();
             if payload != self.state_area.record().payload {
-                r = self.state_area.commit(&self.dev, &self.poison, None, Some(payload));
+                r = self
+                    .state_area
+                    .commit(&self.dev, &self.poison, None, Some(payload));
                 committed = true;
             }
         }
@@ -261,7 +267,11 @@ pub(super) struct Candidate {
 
 /// Judges destination `d`: its newest candidate, its promised entry (if the record has
 /// one), and its home version (`Some(0)` unwritten, `None` failing its check).
-pub(super) fn judge(newest: Option<Candidate>, promised: Option<Entry>, home: Option<u64>) -> Verdict {
+pub(super) fn judge(
+    newest: Option<Candidate>,
+    promised: Option<Entry>,
+    home: Option<u64>,
+) -> Verdict {
     match (newest, promised) {
         (Some(c), _) => {
             if home.is_none_or(|h| c.version > h) {
@@ -308,36 +318,99 @@ mod tests {
         let r = PromiseRecord {
             hwm: 77,
             entries: vec![
-                Entry { slot: 3, seq: 70, dest: 9, version: 4 },
-                Entry { slot: NO_SLOT, seq: 0, dest: 11, version: 2 },
+                Entry {
+                    slot: 3,
+                    seq: 70,
+                    dest: 9,
+                    version: 4,
+                },
+                Entry {
+                    slot: NO_SLOT,
+                    seq: 0,
+                    dest: 11,
+                    version: 2,
+                },
             ],
         };
         let b = r.encode();
         assert_eq!(b.len(), HEAD_BYTES + 2 * ENTRY_BYTES);
         assert_eq!(PromiseRecord::decode(&b, 8).unwrap(), r);
         assert!(PromiseRecord::decode(&b[..b.len() - 1], 8).is_err());
-        assert!(PromiseRecord::decode(&b, 3).unwrap_err().to_string().contains("slot 3 of 3"));
-        assert_eq!(PromiseRecord::decode(&[], 8).unwrap(), PromiseRecord::default());
+        assert!(PromiseRecord::decode(&b, 3)
+            .unwrap_err()
+            .to_string()
+            .contains("slot 3 of 3"));
+        assert_eq!(
+            PromiseRecord::decode(&[], 8).unwrap(),
+            PromiseRecord::default()
+        );
         assert!(b.len() <= payload_max(1));
     }
 
     #[test]
     fn verdicts() {
-        let c = |seq, version| Some(Candidate { slot: 1, seq, version });
-        let e = Some(Entry { slot: 2, seq: 5, dest: 0, version: 3 });
-        assert!(matches!(judge(c(9, 4), e, Some(3)), Verdict::Stage { slot: 1, .. }));
+        let c = |seq, version| {
+            Some(Candidate {
+                slot: 1,
+                seq,
+                version,
+            })
+        };
+        let e = Some(Entry {
+            slot: 2,
+            seq: 5,
+            dest: 0,
+            version: 3,
+        });
+        assert!(matches!(
+            judge(c(9, 4), e, Some(3)),
+            Verdict::Stage { slot: 1, .. }
+        ));
         assert_eq!(judge(c(9, 4), e, Some(4)), Verdict::Home);
         assert!(matches!(judge(c(9, 4), None, None), Verdict::Stage { .. }));
         // The promised copy is gone: home must hold at least the promised version.
         assert_eq!(judge(None, e, Some(3)), Verdict::Home);
-        assert_eq!(judge(None, e, Some(2)), Verdict::Lost { promised: 3, found: 2 });
-        assert_eq!(judge(None, e, None), Verdict::Lost { promised: 3, found: 0 });
+        assert_eq!(
+            judge(None, e, Some(2)),
+            Verdict::Lost {
+                promised: 3,
+                found: 2
+            }
+        );
+        assert_eq!(
+            judge(None, e, None),
+            Verdict::Lost {
+                promised: 3,
+                found: 0
+            }
+        );
         assert_eq!(judge(None, None, None), Verdict::Home);
-        let rec = PromiseRecord { hwm: 10, entries: vec![] };
-        let listed: HashMap<u32, Entry> = [(2, Entry { slot: 2, seq: 5, dest: 0, version: 3 })].into();
+        let rec = PromiseRecord {
+            hwm: 10,
+            entries: vec![],
+        };
+        let listed: HashMap<u32, Entry> = [(
+            2,
+            Entry {
+                slot: 2,
+                seq: 5,
+                dest: 0,
+                version: 3,
+            },
+        )]
+        .into();
         assert!(is_candidate(&rec, &listed, 2, 5, 0, 3));
-        assert!(!is_candidate(&rec, &listed, 2, 5, 0, 2), "not the promised copy");
-        assert!(!is_candidate(&rec, &listed, 4, 6, 0, 2), "dead: numbered below S, unlisted");
-        assert!(is_candidate(&rec, &listed, 4, 11, 0, 2), "written after the promise");
+        assert!(
+            !is_candidate(&rec, &listed, 2, 5, 0, 2),
+            "not the promised copy"
+        );
+        assert!(
+            !is_candidate(&rec, &listed, 4, 6, 0, 2),
+            "dead: numbered below S, unlisted"
+        );
+        assert!(
+            is_candidate(&rec, &listed, 4, 11, 0, 2),
+            "written after the promise"
+        );
     }
 }

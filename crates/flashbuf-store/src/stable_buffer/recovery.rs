@@ -115,8 +115,14 @@ impl<D: Device> Inner<D> {
         let mut lost = Vec::new();
         for d in dests {
             let home_v = self.home_version(PageId(d), &mut home)?;
-            match judge(scan.newest.get(&d).copied(), promised.get(&d).copied(), home_v) {
-                Verdict::Stage { slot, seq, version } => keep.push((d, slot, SlotMeta { seq, version })),
+            match judge(
+                scan.newest.get(&d).copied(),
+                promised.get(&d).copied(),
+                home_v,
+            ) {
+                Verdict::Stage { slot, seq, version } => {
+                    keep.push((d, slot, SlotMeta { seq, version }))
+                }
                 Verdict::Home => {}
                 Verdict::Lost { promised, found } => lost.push((d, Lost { promised, found })),
             }

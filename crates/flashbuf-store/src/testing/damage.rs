@@ -114,13 +114,17 @@ fn judge(pid: PageId, r: Result<ReadOutcome, StoreError>, page: &[u8]) -> Result
         Ok(ReadOutcome::Found) => {
             let payload = &page[HEADER_BYTES..];
             match stamp_of(payload) {
-                Some((p, tag)) if p == pid && tag == want && matches_fill(payload, pid, tag, SEED) => {
+                Some((p, tag))
+                    if p == pid && tag == want && matches_fill(payload, pid, tag, SEED) =>
+                {
                     Ok(false)
                 }
                 Some((p, tag)) if p == pid && tag < want => Err(format!(
                     "{pid}: served an older version (write #{tag}, newest synced #{want})"
                 )),
-                other => Err(format!("{pid}: served bytes of no synced version ({other:?})")),
+                other => Err(format!(
+                    "{pid}: served bytes of no synced version ({other:?})"
+                )),
             }
         }
         Ok(ReadOutcome::Unwritten) => Err(format!("{pid}: a synced page reads unwritten")),
@@ -168,8 +172,13 @@ pub fn check_damaged(
             }
         }
         let probe = PageId(pages + 7);
-        if !matches!(store.read_page(probe, &mut page), Ok(ReadOutcome::Unwritten)) {
-            return Err(format!("open {open}: {probe} (never written) does not read unwritten"));
+        if !matches!(
+            store.read_page(probe, &mut page),
+            Ok(ReadOutcome::Unwritten)
+        ) {
+            return Err(format!(
+                "open {open}: {probe} (never written) does not read unwritten"
+            ));
         }
         drop(store);
     }
@@ -188,7 +197,11 @@ pub fn sweep(
     let base = image(factory, page_size, pages).map_err(|e| format!("image: {e}"))?;
     let sectors = base.len().div_ceil(SECTOR);
     let holds_data: Vec<usize> = (0..sectors)
-        .filter(|&i| base[i * SECTOR..((i + 1) * SECTOR).min(base.len())].iter().any(|&b| b != 0))
+        .filter(|&i| {
+            base[i * SECTOR..((i + 1) * SECTOR).min(base.len())]
+                .iter()
+                .any(|&b| b != 0)
+        })
         .collect();
     let mut rng = SplitMix64::new(seed);
     let mut targets = holds_data.clone();

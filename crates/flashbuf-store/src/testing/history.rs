@@ -128,13 +128,13 @@ impl Allowed {
                 allowed()
             )),
             Ok(ReadOutcome::Found) => match stamp_of(payload) {
-                Some((spid, tag))
-                    if spid == pid && (tag == promised || later.contains(&tag)) =>
-                {
+                Some((spid, tag)) if spid == pid && (tag == promised || later.contains(&tag)) => {
                     if matches_fill(payload, pid, tag, seed) {
                         Ok(())
                     } else {
-                        Err(format!("{pid}: write #{tag} read back with other bytes (torn or mixed)"))
+                        Err(format!(
+                            "{pid}: write #{tag} read back with other bytes (torn or mixed)"
+                        ))
                     }
                 }
                 Some((spid, tag)) => Err(format!(
@@ -173,7 +173,9 @@ mod tests {
             fill(&mut pl, p, tag, 9);
             assert_eq!(a.judge(p, Ok(ReadOutcome::Found), &pl, 9, true).is_ok(), ok);
         }
-        assert!(a.judge(p, Ok(ReadOutcome::Unwritten), &[], 9, true).is_err());
+        assert!(a
+            .judge(p, Ok(ReadOutcome::Unwritten), &[], 9, true)
+            .is_err());
         let c = StoreError::Corrupt {
             pid: p,
             reason: flashbuf_core::PageCheckError::Size { len: 1 },

@@ -62,7 +62,8 @@ pub struct Sched {
 }
 
 fn lock(s: &Sched) -> MutexGuard<'_, SchedState> {
-    s.m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    s.m.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Sched {
@@ -79,7 +80,10 @@ impl Sched {
         g.changes += 1;
         self.cv.notify_all();
         while g.granted.as_deref() != Some(name.as_str()) && !g.open {
-            g = self.cv.wait(g).unwrap_or_else(std::sync::PoisonError::into_inner);
+            g = self
+                .cv
+                .wait(g)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
         }
         g.waiting.remove(&name);
         if g.granted.as_deref() == Some(name.as_str()) {
@@ -127,7 +131,8 @@ impl Device for GatedDevice {
     }
     fn write_batch(&self, ops: &[WriteOp<'_>]) -> Result<(), DeviceError> {
         let at = ops.first().map_or(0, |o| o.offset);
-        self.sched.gate(&format!("write {} op(s) at {at}", ops.len()));
+        self.sched
+            .gate(&format!("write {} op(s) at {at}", ops.len()));
         self.dev.write_batch(ops)
     }
     fn sync(&self) -> Result<(), DeviceError> {
@@ -176,11 +181,16 @@ impl ConcurrentFront for StoreWriter {
     fn write(&self, pid: PageId, tag: u64, payload: &[u8]) -> Result<(), String> {
         let page = sealed_page(self.0.page_size(), pid, tag, payload);
         let full = DirtyRanges::full(page.len());
-        self.0.write_page(pid, &page, &full).map_err(|e| e.to_string())
+        self.0
+            .write_page(pid, &page, &full)
+            .map_err(|e| e.to_string())
     }
     fn read(&self, pid: PageId, payload: &mut [u8]) -> Result<ReadOutcome, String> {
         let mut page = vec![0u8; self.0.page_size()];
-        let r = self.0.read_page(pid, &mut page).map_err(|e| e.to_string())?;
+        let r = self
+            .0
+            .read_page(pid, &mut page)
+            .map_err(|e| e.to_string())?;
         payload.copy_from_slice(&page[HEADER_BYTES..]);
         Ok(r)
     }
@@ -396,7 +406,9 @@ pub fn explore(
     }
     let mut payload = vec![0u8; cfg.page_size - HEADER_BYTES];
     for (pid, tag) in last {
-        let r = front.read(pid, &mut payload).map_err(|e| format!("final read of {pid}: {e}"))?;
+        let r = front
+            .read(pid, &mut payload)
+            .map_err(|e| format!("final read of {pid}: {e}"))?;
         if r != ReadOutcome::Found || !super::content::matches_fill(&payload, pid, tag, cfg.seed) {
             return Err(format!(
                 "store '{}' via {} (seed {}): the live store does not show {pid}'s last write #{tag}",
@@ -426,30 +438,43 @@ fn work(
             Step::Write(k) => {
                 let pid = PageId(w.first_page + u64::from(k));
                 let tag = {
-                    let mut t = tags.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    let mut t = tags
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
                     *t += 1;
                     *t
                 };
                 fill(&mut payload, pid, tag, seed);
                 sched.log(Event::WriteInvoked { pid, tag });
-                front.write(pid, tag, &payload).map_err(|e| format!("{}: write of {pid}: {e}", w.name))?;
+                front
+                    .write(pid, tag, &payload)
+                    .map_err(|e| format!("{}: write of {pid}: {e}", w.name))?;
                 sched.log(Event::WriteReturned { pid, tag });
                 last.insert(pid.0, tag);
             }
             Step::Read(k) => {
                 let pid = PageId(w.first_page + u64::from(k));
-                let r = front.read(pid, &mut payload).map_err(|e| format!("{}: read of {pid}: {e}", w.name))?;
+                let r = front
+                    .read(pid, &mut payload)
+                    .map_err(|e| format!("{}: read of {pid}: {e}", w.name))?;
                 let want = last.get(&pid.0).copied();
                 let ok = match (r, want) {
                     (ReadOutcome::Unwritten, None) => true,
-                    (ReadOutcome::Found, Some(t)) => super::content::matches_fill(&payload, pid, t, seed),
+                    (ReadOutcome::Found, Some(t)) => {
+                        super::content::matches_fill(&payload, pid, t, seed)
+                    }
                     _ => false,
                 };
                 if !ok {
-                    return Err(format!("{}: live read of {pid} is not its last write (#{want:?})", w.name));
+                    return Err(format!(
+                        "{}: live read of {pid} is not its last write (#{want:?})",
+                        w.name
+                    ));
                 }
             }
-            Step::Flush => front.flush().map_err(|e| format!("{}: flush: {e}", w.name))?,
+            Step::Flush => front
+                .flush()
+                .map_err(|e| format!("{}: flush: {e}", w.name))?,
             Step::Sync => {
                 sync_id += 1;
                 let id = (w.index << 32) | sync_id;
@@ -481,7 +506,11 @@ impl Run<'_> {
         loop {
             let all_gated = g.live.iter().all(|w| g.waiting.contains_key(w));
             if all_gated || g.live.is_empty() {
-                return (g.waiting.keys().cloned().collect(), false, g.live.is_empty());
+                return (
+                    g.waiting.keys().cloned().collect(),
+                    false,
+                    g.live.is_empty(),
+                );
             }
             let seen = g.changes;
             let (ng, t) = self
@@ -490,7 +519,10 @@ impl Run<'_> {
                 .wait_timeout(g, QUIET)
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             g = ng;
-            if t.timed_out() && g.changes == seen && (!g.waiting.is_empty() || start.elapsed() > HANG) {
+            if t.timed_out()
+                && g.changes == seen
+                && (!g.waiting.is_empty() || start.elapsed() > HANG)
+            {
                 return (g.waiting.keys().cloned().collect(), true, g.live.is_empty());
             }
         }
@@ -512,7 +544,11 @@ impl Run<'_> {
             }
             self.report.blocked_points += u64::from(blocked);
             let pick = gated[self.rng.below(gated.len() as u64) as usize].clone();
-            let what = lock(self.sched).waiting.get(&pick).cloned().unwrap_or_default();
+            let what = lock(self.sched)
+                .waiting
+                .get(&pick)
+                .cloned()
+                .unwrap_or_default();
             self.crash_point(&format!("before {pick}: {what}"))?;
             self.grants.push(format!("{pick}:{what}"));
             self.report.points += 1;
@@ -521,7 +557,11 @@ impl Run<'_> {
             g.changes += 1;
             self.sched.cv.notify_all();
             while g.granted.is_some() {
-                g = self.sched.cv.wait(g).unwrap_or_else(std::sync::PoisonError::into_inner);
+                g = self
+                    .sched
+                    .cv
+                    .wait(g)
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
             }
         }
     }
