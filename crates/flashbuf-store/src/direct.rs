@@ -8,9 +8,9 @@
 //!
 //! Durability: `sync` syncs the device. Pages are written whole and never torn by the store
 //! itself; a device that tears a write leaves a page that fails its checksum, which a read
-//! reports as [`StoreError::Corrupt`]. Each growth of the data area is synced and recorded
-//! as its new extent in the state record ([`crate::state`]); opening a device shorter than
-//! the recorded extent (a truncated file: its lost pages would read as never written) is
+//! reports as [`StoreError::Corrupt`]. A `sync` after the data area grew records its new
+//! extent in the state record ([`crate::state`]); opening a device shorter than the
+//! recorded extent (a truncated file: its lost pages would read as never written) is
 //! refused.
 //!
 //! On-device structures: the superblock, the two state record copies, the pages. Damage
@@ -299,7 +299,6 @@ impl<D: Device> PageStore for DirectStore<D> {
         self.grow.ensure(
             &self.dev,
             &self.poison,
-            &self.state,
             off + page.len() as u64,
         )?;
         self.poison.guard(self.dev.write_at(off, page))?;
@@ -321,7 +320,7 @@ impl<D: Device> PageStore for DirectStore<D> {
             });
         }
         self.grow
-            .ensure(&self.dev, &self.poison, &self.state, end)?;
+            .ensure(&self.dev, &self.poison, end)?;
         self.poison.guard(self.dev.write_batch(&ops))?;
         self.page_writes.fetch_add(batch.len() as u64, Relaxed);
         self.batches.fetch_add(1, Relaxed);
@@ -330,7 +329,10 @@ impl<D: Device> PageStore for DirectStore<D> {
 
     fn sync(&self) -> Result<(), StoreError> {
         self.poison.check()?;
+        let len_before = self.dev.len();
         self.poison.guard(self.dev.sync())?;
+        self.state
+            .commit_extent(&self.dev, &self.poison, len_before)?;
         self.syncs.fetch_add(1, Relaxed);
         Ok(())
     }

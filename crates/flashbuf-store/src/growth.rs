@@ -1,9 +1,8 @@
 //! Growing a store's device, shared by the stores: in steps of whole pages, one grower at
-//! a time, never past a fixed capacity, each growth made durable and recorded as the data
-//! area's new extent in the state record ([`crate::state`]); and the check that refuses a
-//! page that can never fit the device.
+//! a time, never past a fixed capacity (the next promise sync records the new extent in
+//! the state record, [`crate::state`]); and the check that refuses a page that can never
+//! fit the device.
 
-use crate::state::StateArea;
 use crate::{Poison, StoreError};
 use flashbuf_core::PageId;
 use flashbuf_device::Device;
@@ -30,16 +29,10 @@ impl Growth {
     /// Grows `dev` so that `end` bytes fit: by at least one step, but no further than a
     /// fixed-capacity device allows. A failing `set_len` poisons the store; callers refuse
     /// pages beyond the capacity first ([`check_fits`]), so that takes a device error.
-    ///
-    /// The new length is synced before the state record commits it as the data end (a
-    /// file system may make a data write durable before a size change), so a durable
-    /// data end never exceeds the durable length; the commit is durable before any page
-    /// is written beyond the old end.
     pub(crate) fn ensure<D: Device>(
         &self,
         dev: &D,
         poison: &Poison,
-        state: &StateArea,
         end: u64,
     ) -> Result<(), StoreError> {
         if end <= dev.len() {
@@ -55,9 +48,7 @@ impl Growth {
         if let Some(max) = dev.max_len() {
             target = target.min(max / ps * ps).max(end);
         }
-        poison.guard(dev.set_len(target))?;
-        poison.guard(dev.sync())?;
-        state.commit(dev, poison, Some(target), None)
+        poison.guard(dev.set_len(target))
     }
 }
 

@@ -27,12 +27,15 @@
 //! | 64..64+n | payload |
 //!
 //! # The extent
-//! A store grows its device (`set_len`), syncs (so that the new length is durable before
-//! anything claims it) and commits the new data end. Every page a `sync` promises lies
-//! below a durable data end, so a file shorter than its durable data end has lost data
-//! that was promised: [`StateArea::check_extent`] refuses to open it. A file *longer* than
-//! the record (a crash between the growth and its commit, or a device extended on purpose)
-//! is fine: nothing promised lies beyond the record.
+//! A store grows its device with `set_len` as writes need it; each caller's `sync` notes
+//! the device length *before* syncing the device (so that length is durable once the sync
+//! returns: a file system may make data durable before a size change, never a size change
+//! it has not synced), then, if it exceeds the recorded data end, commits it. So every
+//! page a `sync` promises lies below a durable data end, and a file shorter than its
+//! durable data end has lost data that was promised: [`StateArea::check_extent`] refuses
+//! to open it. A file *longer* than the record (growth since the last sync, or a device
+//! extended on purpose) is fine: nothing promised lies beyond the record. Growth itself
+//! costs no extra I/O; a sync after growth costs one commit.
 //!
 //! # Damage
 //! One damaged copy is survivable: the other holds the same generation (or, if a commit
@@ -249,6 +252,21 @@ impl StateArea {
     /// The durable record (as of the last commit).
     pub(crate) fn record(&self) -> StateRecord {
         self.current.lock().record.clone()
+    }
+
+    /// After a device sync that began when the device held `len_before` bytes: commits
+    /// that length as the data end if it grew (nothing to do otherwise).
+    pub(crate) fn commit_extent(
+        &self,
+        dev: &dyn Device,
+        poison: &Poison,
+        len_before: u64,
+    ) -> Result<bool, StoreError> {
+        if len_before <= self.data_end() {
+            return Ok(false);
+        }
+        self.commit(dev, poison, Some(len_before), None)?;
+        Ok(true)
     }
 
     /// The durable data end.

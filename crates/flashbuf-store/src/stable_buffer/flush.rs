@@ -142,8 +142,7 @@ impl<D: Device> Inner<D> {
         if job.pre_sync {
             self.sync_device(false)?;
         }
-        self.grow
-            .ensure(&self.dev, &self.poison, &self.state_area, end)?;
+        self.grow.ensure(&self.dev, &self.poison, end)?;
         self.poison.guard(self.dev.write_batch(&ops))?;
         self.sync_device(false)?;
         debug_assert!(Pattern::ALL.contains(&job.pattern));

@@ -228,6 +228,9 @@ struct State {
     syncs_in_flight: u32,
     /// In-place slot writes in flight (a promise sync waits for them).
     in_place_in_flight: u32,
+    /// Sequence numbers of the slot writes in flight (the promise's high-water mark
+    /// stays below them: see [`promise`]).
+    seqs_in_flight: std::collections::BTreeSet<u64>,
     /// A promise sync is waiting for in-place writes: none may start.
     promise_fence: bool,
     /// Per slot: sequence and version of its image (meaningful while mapped).
@@ -324,6 +327,7 @@ impl<D: Device + 'static> StableBufferStore<D> {
             flushes_in_flight: 0,
             syncs_in_flight: 0,
             in_place_in_flight: 0,
+            seqs_in_flight: std::collections::BTreeSet::new(),
             promise_fence: false,
             meta: vec![SlotMeta::default(); layout.slots as usize],
             lost: HashMap::new(),

@@ -7,7 +7,7 @@
 //! the page must be reported, never served as an older copy). A slot's own bytes cannot
 //! say which: a damaged slot's header is damaged too. So every promise sync leaves a
 //! durable *promise record* in the state record ([`crate::state`]): the staging sequence
-//! high-water mark `S` (every slot write numbered `≤ S` had been assigned when the sync
+//! high-water mark `S` (every slot write numbered `≤ S` had completed when the sync
 //! started) and, for every page staged at that moment, the slot, sequence number,
 //! destination and version of its promised copy — plus the pages already known lost.
 //!
@@ -17,9 +17,14 @@
 //!    in-place write is in flight. Without the fence a sync could promise a copy an
 //!    in-place write was overwriting, and a torn overwrite would lose it.
 //! 2. Under the state lock: clear `fresh` (promised copies are never overwritten in
-//!    place), move held slots to releasing, and take the snapshot: `S` and every mapped
-//!    slot (all their writes have completed: new slots are mapped only when their write
-//!    returns, and no in-place write is in flight).
+//!    place), move held slots to releasing, and take the snapshot: every mapped slot (all
+//!    their writes have completed: new slots are mapped only when their write returns,
+//!    and no in-place write is in flight) and `S`, just below the lowest sequence number
+//!    of a slot write still in flight — so every write numbered `≤ S` has completed, and a
+//!    copy numbered `≤ S` that the snapshot does not list was superseded or flushed. (A
+//!    mark at the last number assigned would make an in-flight new slot's copy dead at
+//!    recovery, and a torn flush of it home then lost a page no sync had promised: the
+//!    schedule explorer found that.)
 //! 3. Sync the device: everything the snapshot lists is durable.
 //! 4. Commit the record (both state copies, one after the other, each synced: see
 //!    [`crate::state`]). Only now does `sync()` return, and only now are the releasing slots free: a slot a
@@ -178,10 +183,13 @@ impl<D: Device> Inner<D> {
             }))
             .collect();
         entries.sort_unstable_by_key(|e| (e.dest, e.slot));
-        PromiseRecord {
-            hwm: st.next_seq - 1,
-            entries,
-        }
+        // Every write numbered up to the mark has completed: a write still in flight
+        // (a new slot, mapped only when it returns) keeps its copy a candidate.
+        let hwm = st
+            .seqs_in_flight
+            .first()
+            .map_or(st.next_seq - 1, |&s| s - 1);
+        PromiseRecord { hwm, entries }
     }
 
     /// Syncs the device. A *promise* sync (callers' `sync`, recovery, releasing held
@@ -210,14 +218,22 @@ impl<D: Device> Inner<D> {
             st.syncs_in_flight += 1;
             record
         };
+        let len_before = self.dev.len();
         let mut r = self.poison.guard(self.dev.sync());
         let mut committed = false;
         if let (Ok(()), Some(rec)) = (&r, record) {
+            // The promise, and the data area's extent if it grew (see `crate::state`).
             let payload = rec.encode();
-            if payload != self.state_area.record().payload {
-                r = self
-                    .state_area
-                    .commit(&self.dev, &self.poison, None, Some(payload));
+            let durable = self.state_area.record();
+            let grew = len_before > durable.data_end;
+            let changed = payload != durable.payload;
+            if changed || grew {
+                r = self.state_area.commit(
+                    &self.dev,
+                    &self.poison,
+                    grew.then_some(len_before),
+                    changed.then_some(payload),
+                );
                 committed = true;
             }
         }

@@ -93,6 +93,7 @@ impl<D: Device> Inner<D> {
             };
             let seq = st.next_seq;
             st.next_seq += 1;
+            st.seqs_in_flight.insert(seq);
             st.slot_write_gen += 1;
             drop(st);
             let slot = match target {
@@ -103,6 +104,7 @@ impl<D: Device> Inner<D> {
                 .poison
                 .guard(self.dev.write_at(self.layout.slot_offset(slot), &buf));
             let mut st = self.state.lock();
+            st.seqs_in_flight.remove(&seq);
             if let Target::InPlace(_) = target {
                 st.in_place_in_flight -= 1;
             }
