@@ -51,6 +51,18 @@ fn pool(store: Box<dyn PageStore>) -> Result<Arc<dyn ConcurrentFront>, String> {
     Ok(Arc::new(PoolWriter(p)))
 }
 
+/// Two workers of three pages each through the 4-frame pool: every miss may evict.
+fn pool_cfg(seed: u64) -> ScheduleConfig {
+    ScheduleConfig {
+        page_size: 512,
+        workers: 2,
+        pages_per_worker: 3,
+        steps: 7,
+        fanout: 2,
+        seed,
+    }
+}
+
 #[test]
 fn the_pool_over_every_store_survives_every_explored_schedule() {
     let n: u64 = std::env::var("FLASHBUF_SCHEDULES")
@@ -61,70 +73,11 @@ fn the_pool_over_every_store_survives_every_explored_schedule() {
     for f in STORES {
         let mut rep = ScheduleReport::default();
         for seed in 0..n {
-            let cfg = ScheduleConfig {
-                page_size: 512,
-                workers: 2,
-                pages_per_worker: 3,
-                steps: 7,
-                fanout: 2,
-                seed,
-            };
-            rep.add(&explore(f, &pool, &cfg).unwrap_or_else(|e| panic!("{e}")));
+            rep.add(&explore(f, &pool, &pool_cfg(seed)).unwrap_or_else(|e| panic!("{e}")));
         }
         eprintln!("pool over {}: {rep:?}", f.name);
         assert!(rep.points > n * 3, "{}: {rep:?}", f.name);
         all.add(&rep);
     }
     eprintln!("pool schedules: {all:?}");
-}
-
-fn unfenced_cfg(ps: usize) -> flashbuf_store::StableBufferConfig {
-    flashbuf_store::StableBufferConfig {
-        staging_bytes: 16 * ps as u64,
-        recognition: flashbuf_store::stable_buffer::Recognition::OnDemand,
-        align_bytes: ps as u64,
-        grow_bytes: 8 * ps as u64,
-        ..flashbuf_store::StableBufferConfig::with_page_size(ps)
-    }
-}
-
-fn unfenced_create(
-    d: Box<dyn flashbuf_device::Device>,
-    ps: usize,
-) -> Result<Box<dyn PageStore>, flashbuf_store::StoreError> {
-    let s = flashbuf_store::StableBufferStore::create(d, unfenced_cfg(ps))?;
-    s.simulate_bug_unfenced_sync(true);
-    Ok(Box::new(s))
-}
-
-fn unfenced_open(
-    d: Box<dyn flashbuf_device::Device>,
-    ps: usize,
-) -> Result<Box<dyn PageStore>, flashbuf_store::StoreError> {
-    Ok(Box::new(flashbuf_store::StableBufferStore::open(d, unfenced_cfg(ps))?))
-}
-
-/// Meta-test: through the pool too (a pool sync racing another thread's write-back),
-/// the exploration finds bug C when the fence is removed.
-#[test]
-fn meta_the_pool_exploration_catches_an_unfenced_sync() {
-    let f = flashbuf_store::testing::StoreFactory {
-        name: "stable-buffer-unfenced",
-        create: unfenced_create,
-        open: unfenced_open,
-        masks_torn_writes: true,
-    };
-    let found = (0..400u64).find_map(|seed| {
-        let cfg = ScheduleConfig {
-            page_size: 512,
-            workers: 2,
-            pages_per_worker: 3,
-            steps: 7,
-            fanout: 2,
-            seed,
-        };
-        explore(&f, &pool, &cfg).err().map(|e| (seed, e))
-    });
-    let (seed, e) = found.expect("400 pool schedules explored, bug C not found");
-    eprintln!("bug C found through the pool at seed {seed}: {e}");
 }

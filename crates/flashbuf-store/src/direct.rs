@@ -296,11 +296,8 @@ impl<D: Device> PageStore for DirectStore<D> {
         self.poison.check()?;
         self.check_sealed(pid, page)?;
         let off = self.write_offset_of(pid)?;
-        self.grow.ensure(
-            &self.dev,
-            &self.poison,
-            off + page.len() as u64,
-        )?;
+        self.grow
+            .ensure(&self.dev, &self.poison, off + page.len() as u64)?;
         self.poison.guard(self.dev.write_at(off, page))?;
         self.page_writes.fetch_add(1, Relaxed);
         Ok(())
@@ -319,8 +316,7 @@ impl<D: Device> PageStore for DirectStore<D> {
                 data: w.page,
             });
         }
-        self.grow
-            .ensure(&self.dev, &self.poison, end)?;
+        self.grow.ensure(&self.dev, &self.poison, end)?;
         self.poison.guard(self.dev.write_batch(&ops))?;
         self.page_writes.fetch_add(batch.len() as u64, Relaxed);
         self.batches.fetch_add(1, Relaxed);

@@ -90,29 +90,26 @@ fn every_store_survives_every_explored_schedule() {
     eprintln!("schedules: {all:?}");
 }
 
-/// StableBuffer (the harness's staging configuration) with the fence of bug C removed.
-fn buggy(d: Box<dyn Device>, ps: usize) -> Result<Box<dyn PageStore>, StoreError> {
-    let cfg = StableBufferConfig {
+/// The harness's staging configuration.
+fn harness_cfg(ps: usize) -> StableBufferConfig {
+    StableBufferConfig {
         staging_bytes: 16 * ps as u64,
         recognition: Recognition::OnDemand,
         align_bytes: ps as u64,
         grow_bytes: 8 * ps as u64,
         ..StableBufferConfig::with_page_size(ps)
-    };
-    let s = StableBufferStore::create(d, cfg)?;
+    }
+}
+
+/// StableBuffer (the harness's staging configuration) with the fence of bug C removed.
+fn buggy(d: Box<dyn Device>, ps: usize) -> Result<Box<dyn PageStore>, StoreError> {
+    let s = StableBufferStore::create(d, harness_cfg(ps))?;
     s.simulate_bug_unfenced_sync(true);
     Ok(Box::new(s))
 }
 
 fn buggy_open(d: Box<dyn Device>, ps: usize) -> Result<Box<dyn PageStore>, StoreError> {
-    let cfg = StableBufferConfig {
-        staging_bytes: 16 * ps as u64,
-        recognition: Recognition::OnDemand,
-        align_bytes: ps as u64,
-        grow_bytes: 8 * ps as u64,
-        ..StableBufferConfig::with_page_size(ps)
-    };
-    Ok(Box::new(StableBufferStore::open(d, cfg)?))
+    Ok(Box::new(StableBufferStore::open(d, harness_cfg(ps))?))
 }
 
 #[test]
