@@ -41,6 +41,7 @@
 
 pub mod content;
 pub mod damage;
+mod gate;
 pub mod history;
 pub mod model;
 pub mod schedule;
