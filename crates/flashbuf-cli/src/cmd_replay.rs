@@ -8,6 +8,15 @@ use std::process::ExitCode;
 pub fn run(a: ReplayArgs) -> Result<ExitCode, LabError> {
     let cfg = replay_config(&a)?;
     let r = flashbuf_lab::run_with(&cfg, None, &run_options(&a.common)?)?;
+    if let Some(n) = a
+        .buffer_pages
+        .filter(|&n| r.buffer_pages > 0 && r.buffer_pages < n)
+    {
+        eprintln!(
+            "replay: --buffer-pages {n} capped at {} (the trace's distinct pages: the run can use no more)",
+            r.buffer_pages
+        );
+    }
     let runs = vec![r];
     if a.common.json {
         print(&json(&runs))?;

@@ -43,14 +43,16 @@ pub struct TortureArgs {
     /// Stop after this many rounds (files mode).
     #[arg(long)]
     pub rounds: Option<u64>,
-    /// Page size of a new store (files mode).
-    #[arg(long, default_value_t = 4096)]
-    pub page_size: usize,
-    /// Pages of a new store (files mode).
-    #[arg(long, default_value_t = 256)]
-    pub pages: u64,
+    /// Page size of a new store (files mode; default 4096). Resuming a run with another
+    /// page size is refused.
+    #[arg(long)]
+    pub page_size: Option<usize>,
+    /// Pages of a new store (files mode; default 256, at most 1048576). Resuming a run with
+    /// another page count is refused.
+    #[arg(long)]
+    pub pages: Option<u64>,
     /// Frames of the buffer pool the writes go through; 0 writes straight to the store
-    /// (files mode).
+    /// (files mode). Capped at the run's pages; refused if the machine cannot hold it.
     #[arg(long, default_value_t = 16)]
     pub pool_frames: usize,
     /// Most pages written per round (files mode).
@@ -167,12 +169,12 @@ fn run_files(a: &TortureArgs) -> Result<ExitCode, LabError> {
         ));
     };
     let store = CrashStore::from_spec(a.store.as_deref().unwrap_or("direct"))?;
-    if a.pages == 0 {
-        return Err(LabError::Usage("--pages must be at least 1".into()));
-    }
     let duration = match a.seconds {
-        Some(s) if s.is_finite() && s >= 0.0 => Some(Duration::from_secs_f64(s)),
-        Some(s) => return Err(LabError::Usage(format!("--seconds {s} is not a duration"))),
+        Some(s) => Some(Duration::try_from_secs_f64(s).map_err(|_| {
+            LabError::Usage(format!(
+                "--seconds {s:e} is not a duration this run can wait (0 to about 1.8e19 seconds)"
+            ))
+        })?),
         None => None,
     };
     let cfg = TortureConfig {
@@ -200,6 +202,11 @@ fn run_files(a: &TortureArgs) -> Result<ExitCode, LabError> {
         store.name,
         dir.display()
     );
+    if a.max_pages_per_round == 0 {
+        return Err(LabError::Usage(
+            "--max-pages-per-round must be at least 1".into(),
+        ));
+    }
     let r = match torture(&cfg, &mut |_| {}) {
         Ok(r) => r,
         Err(LabError::Invariant(m)) => {
@@ -208,6 +215,12 @@ fn run_files(a: &TortureArgs) -> Result<ExitCode, LabError> {
         }
         Err(e) => return Err(e),
     };
+    if r.pool_frames < a.pool_frames {
+        eprintln!(
+            "torture: --pool-frames {} capped at {} (the run writes only that many pages)",
+            a.pool_frames, r.pool_frames
+        );
+    }
     if a.json {
         let doc = serde_json::json!({
             "mode": "files",
@@ -217,6 +230,7 @@ fn run_files(a: &TortureArgs) -> Result<ExitCode, LabError> {
             "pages_written": r.pages_written,
             "first_round": r.first_round,
             "resumed": r.resumed,
+            "pool_frames": r.pool_frames,
         });
         print(&format!("{doc}\n"))?;
     } else {

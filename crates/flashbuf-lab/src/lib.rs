@@ -11,11 +11,13 @@
 //! - [`oracle`]: synthesized page contents and their verification.
 //! - [`result`]: the run result (JSON fields of §8), table and CSV.
 //! - [`torture`]: crash torture (`flashbuf torture`, `flashbuf check`).
+//! - [`limits`]: what a run can use and what the machine can hold (buffer sizes).
 
 pub mod bounds;
 pub mod compare;
 mod error;
 pub mod feed;
+pub mod limits;
 pub mod mrc;
 pub mod oracle;
 pub mod plot;

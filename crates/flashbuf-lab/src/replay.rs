@@ -96,6 +96,14 @@ pub fn run(cfg: &RunConfig, scan: Option<&TraceScan>) -> Result<RunResult, LabEr
     run_with(cfg, scan, &RunOptions::default())
 }
 
+/// Pools above this many bytes are capped at the trace's distinct pages (see [`run_with`]).
+pub const CAP_ABOVE_BYTES: u64 = 256 << 20;
+
+/// Whether the policy runs a pool (everything but pass-through `none`).
+fn is_pool_policy(policy: &crate::spec::Spec) -> bool {
+    policy.name != "none"
+}
+
 /// [`run`] with dynamics and bounds.
 ///
 /// Offline policies (`belady`, `offline:...`) load the whole mapped and transformed trace
@@ -104,6 +112,10 @@ pub fn run(cfg: &RunConfig, scan: Option<&TraceScan>) -> Result<RunResult, LabEr
 /// includes that loading. With `opts.bounds`, the trace is read once more after the
 /// replay (or reused, for offline policies) to compute the bounds; that time is not in
 /// `refs_per_s`.
+///
+/// A pool above [`CAP_ABOVE_BYTES`] is capped at the trace's distinct pages (the run can
+/// use no more; `buffer_pages` in the result is the size used), and a pool the machine
+/// cannot hold is refused with its size named.
 pub fn run_with(
     cfg: &RunConfig,
     scan: Option<&TraceScan>,
@@ -111,7 +123,12 @@ pub fn run_with(
 ) -> Result<RunResult, LabError> {
     // Names and options first: a bad policy spec fails before anything runs.
     let plan = parse_policy(&cfg.policy)?;
-    let needs_scan = matches!(cfg.buffer, BufferSize::Ratio(_))
+    // A pool above `CAP_ABOVE_BYTES` is capped at the pages the trace touches (it can use
+    // no more), which takes a scan (issue 11, bug F: `--buffer-pages 100000000` aborted).
+    let huge_pool = matches!(cfg.buffer, BufferSize::Pages(n)
+        if (n as u64).saturating_mul(cfg.page_size as u64) > CAP_ABOVE_BYTES);
+    let needs_scan = huge_pool
+        || matches!(cfg.buffer, BufferSize::Ratio(_))
         || device_needs_capacity(&cfg.device)
         || opts.presize
         || opts
@@ -128,12 +145,23 @@ pub fn run_with(
         None => None,
     };
     let frames = match cfg.buffer {
+        BufferSize::Pages(n) if huge_pool => {
+            let distinct = scan.map_or(n as u64, |s| s.distinct_pages.max(1));
+            n.min(usize::try_from(distinct).unwrap_or(usize::MAX))
+        }
         BufferSize::Pages(n) => n,
         BufferSize::Ratio(r) => {
             let distinct = scan.map_or(0, |s| s.distinct_pages);
             ((distinct as f64 * r).floor() as usize).max(1)
         }
     };
+    if is_pool_policy(&cfg.policy) {
+        crate::limits::check_pool_fits(
+            frames,
+            cfg.page_size,
+            &format!("buffer of {}", cfg.buffer),
+        )?;
+    }
     let mut ctx = BuildContext {
         page_size: cfg.page_size,
         data_pages: scan.map_or(0, |s| s.dense_pages),

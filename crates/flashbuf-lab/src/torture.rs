@@ -14,8 +14,10 @@
 //! Stores come from the one store table (`flashbuf_store::STORES`, through
 //! [`CrashStore`]); a store listed there is tortured here with no change to this file.
 
+pub mod dirlock;
 pub mod journal;
 pub mod real;
+mod setup;
 
 use crate::LabError;
 use flashbuf_core::rng::SplitMix64;

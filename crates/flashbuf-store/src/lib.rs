@@ -21,6 +21,7 @@ mod growth;
 mod poison;
 pub mod registry;
 pub mod stable_buffer;
+pub mod state;
 mod superblock;
 
 pub use direct::{DirectStore, DirectStoreConfig};

@@ -145,11 +145,11 @@ pub const STORES: &[StoreEntry] = &[
         crash_variants: &[
             CrashVariant {
                 label: "stable-buffer",
-                options: "recognition=ondemand,slots=16,grow_pages=8",
+                options: "recognition=ondemand,slots=16,grow_pages=8,align_pages=1",
             },
             CrashVariant {
                 label: "stable-buffer-incremental",
-                options: "recognition=incremental,slots=16,grow_pages=8",
+                options: "recognition=incremental,slots=16,grow_pages=8,align_pages=1",
             },
         ],
     },

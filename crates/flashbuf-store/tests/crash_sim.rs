@@ -222,7 +222,8 @@ mod harness_catches_broken_stores {
             match self.inner.read_page(pid, buf) {
                 // Return what the device holds instead of the error.
                 Err(StoreError::Corrupt { .. }) if !self.skip_sync => {
-                    let off = 4096 + pid.0 * buf.len() as u64;
+                    let off = flashbuf_store::Superblock::reserved_bytes(buf.len())
+                        + pid.0 * buf.len() as u64;
                     self.inner.device().read_at(off, buf)?;
                     Ok(ReadOutcome::Found)
                 }

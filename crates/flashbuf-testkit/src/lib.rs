@@ -22,6 +22,12 @@
 //! - [`sim`]: operation sequences (writes, batches, reads, flushes, syncs, crashes) run
 //!   through a [`fronts::Front`] (the store itself, or a buffer pool over it) against the
 //!   model, with every crash point verified under several crash modes.
+//! - [`schedule`] and [`history`]: concurrent scripts (writes, in-place updates, syncs,
+//!   flushes, evictions, the background flusher) interleaved one device operation at a
+//!   time by a seeded scheduler, with crash images judged at every explored point
+//!   (issue 11).
+//! - [`damage`]: damage at rest to every block of a store image that holds an older
+//!   version of every page: each damaged page is reported, never served old (issue 11).
 //!
 //! # The model ("old or new")
 //! For each page the model keeps its *durable* state (as of the last completed `sync`, or
@@ -38,8 +44,12 @@
 //! lab can report them and proptest can shrink them.
 
 pub mod content;
+pub mod damage;
 pub mod fronts;
+mod gate;
+pub mod history;
 pub mod model;
+pub mod schedule;
 pub mod sim;
 mod stores;
 

@@ -60,6 +60,20 @@ impl CrashStore {
         Ok(s)
     }
 
+    /// The crash variant labelled `label` (`direct`, `stable-buffer`,
+    /// `stable-buffer-incremental`: the small configurations the crash suites run).
+    pub fn by_label(label: &str) -> Result<CrashStore, ConfigError> {
+        let all = Self::variants()?;
+        let valid: Vec<String> = all.iter().map(|v| v.name.clone()).collect();
+        all.into_iter()
+            .find(|v| v.name == label)
+            .ok_or_else(|| ConfigError::UnknownName {
+                kind: "crash variant",
+                name: label.to_string(),
+                valid,
+            })
+    }
+
     /// The store `text` names in the table (`direct`, `stable-buffer:recognition=ondemand`),
     /// exactly: the entry's defaults under the options given. Its name is the spec.
     pub fn from_spec(text: &str) -> Result<CrashStore, ConfigError> {

@@ -3,7 +3,7 @@
 //! [`StableBufferConfig`] for a device.
 //!
 //! `stable-buffer:recognition=ondemand|incremental,flush=passive|proactive,size=BYTES|slots=N,
-//! profile=sim:NAME|PATH,align=BYTES,grow=BYTES|grow_pages=N`. Defaults: incremental,
+//! profile=sim:NAME|PATH,align=BYTES|align_pages=N,grow=BYTES|grow_pages=N`. Defaults: incremental,
 //! passive, the profile's focused-area size (paper §2.1 and §4), the device's own profile
 //! (a simulated device's is measured through the context; other devices get the paper's
 //! Mtron figures), 4 MiB alignment, 64 MiB growth.
@@ -65,6 +65,15 @@ pub const OPTIONS: &[OptionSpec] = &[
         help: "staging area in slots (pages), scaling with the page size (instead of size)",
     },
     GROW_PAGES,
+    OptionSpec {
+        key: "align_pages",
+        kind: OptKind::UInt {
+            min: 1,
+            max: 1 << 20,
+        },
+        default: None,
+        help: "alignment of the areas in pages, scaling with the page size (instead of align)",
+    },
 ];
 
 /// How big the staging area is.
@@ -76,6 +85,25 @@ pub enum Staging {
     Slots(u64),
     /// The focused-area size of the device profile.
     FocusedArea,
+}
+
+/// The alignment of the staging and data areas.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Align {
+    /// Bytes.
+    Bytes(u64),
+    /// Pages.
+    Pages(u64),
+}
+
+impl Align {
+    /// Bytes for `page_size`.
+    pub fn bytes(self, page_size: usize) -> u64 {
+        match self {
+            Align::Bytes(b) => b,
+            Align::Pages(n) => n.saturating_mul(page_size as u64),
+        }
+    }
 }
 
 /// StableBuffer's options, typed; [`StableBufferOptions::config`] resolves them for a
@@ -90,8 +118,8 @@ pub struct StableBufferOptions {
     pub staging: Staging,
     /// Profile source (`sim:NAME` or a file), if given.
     pub profile: Option<String>,
-    /// Alignment of the areas, bytes.
-    pub align_bytes: u64,
+    /// Alignment of the areas: bytes, or pages.
+    pub align: Align,
     /// Growth step of the data area.
     pub grow: GrowStep,
 }
@@ -119,7 +147,13 @@ impl StableBufferOptions {
             flush,
             staging,
             profile: o.text("profile").map(str::to_string),
-            align_bytes: o.bytes("align").unwrap_or(4 << 20),
+            align: match (o.given("align"), o.u64("align_pages")) {
+                (true, Some(_)) => {
+                    return Err(o.invalid("give align (bytes) or align_pages, not both"))
+                }
+                (_, Some(n)) => Align::Pages(n),
+                (_, None) => Align::Bytes(o.bytes("align").unwrap_or(4 << 20)),
+            },
             grow: GrowStep::from_options(o)?,
         })
     }
@@ -148,7 +182,7 @@ impl StableBufferOptions {
             recognition: self.recognition,
             flush: self.flush,
             costs,
-            align_bytes: self.align_bytes,
+            align_bytes: self.align.bytes(page_size),
             grow_bytes: self.grow.bytes(page_size),
             salt: None,
         }
