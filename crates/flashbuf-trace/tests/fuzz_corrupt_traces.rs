@@ -113,11 +113,15 @@ fn sample_bytes(name: &str, n: u64) -> Vec<u8> {
 
 /// A page-reference CSV text as a pagebin file.
 fn pagebin(csv: &str) -> Vec<u8> {
-    let refs: Vec<PageRef> =
-        TraceReader::from_reader(std::io::Cursor::new(csv.as_bytes().to_vec()), "s.csv", None, 1)
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
+    let refs: Vec<PageRef> = TraceReader::from_reader(
+        std::io::Cursor::new(csv.as_bytes().to_vec()),
+        "s.csv",
+        None,
+        1,
+    )
+    .unwrap()
+    .collect::<Result<_, _>>()
+    .unwrap();
     let mut w = flashbuf_trace::PageBinWriter::new(Vec::new()).unwrap();
     w.write_refs(&refs).unwrap();
     w.finish().unwrap()

@@ -94,7 +94,10 @@ fn slice(format: Format, src: &[u8], start: usize, len: usize) -> Vec<u8> {
         }
         None => {
             let s = start % src.len();
-            let s = src[..s].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+            let s = src[..s]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |i| i + 1);
             src[s..(s + len).min(src.len())].to_vec()
         }
     }
