@@ -460,8 +460,8 @@ fn find_newline(h: &[u8]) -> Option<usize> {
 impl Iterator for TraceReader {
     type Item = Result<PageRef, TraceError>;
 
-    /// The next reference. After a [`TraceError::Parse`] the iterator goes on with the
-    /// next line; after other errors it ends.
+    /// The next reference. After a [`TraceError::Parse`] or [`TraceError::Record`] the
+    /// iterator goes on with the next line or record; after other errors it ends.
     fn next(&mut self) -> Option<Self::Item> {
         let mut one = std::mem::take(&mut self.single);
         one.clear();
