@@ -1,8 +1,8 @@
 //! `flashbuf compare`: every policy × store × device × buffer size.
 
-use crate::common::{base_config, check_ratio, exit_for, print, run_options, CommonArgs};
+use crate::common::{base_config, check_ratio, exit_for, print, CommonArgs};
 use clap::Args;
-use flashbuf_lab::compare::{compare_with, Matrix};
+use flashbuf_lab::compare::{compare, Matrix};
 use flashbuf_lab::registry::{validate_devices, validate_policy, validate_store};
 use flashbuf_lab::result::{csv, json, table};
 use flashbuf_lab::spec::{ConfigError, Spec};
@@ -149,7 +149,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode, LabError> {
     let quiet = a.common.quiet || a.common.json || a.csv;
     let total = m.len();
     let mut done = 0;
-    let runs = compare_with(&m, &run_options(&a.common)?, |r| {
+    let runs = compare(&m, |r| {
         done += 1;
         if !quiet {
             eprintln!(

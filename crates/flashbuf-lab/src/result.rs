@@ -1,6 +1,6 @@
 //! The result of one run (design.md §8) and its renderings: table, CSV, JSON.
 
-use crate::replay::RunConfig;
+use crate::config::RunConfig;
 use flashbuf_core::DeviceStats;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -86,6 +86,10 @@ pub struct RunResult {
     pub max_rss_bytes: u64,
     /// Figures the policy reports.
     pub policy_report: BTreeMap<String, f64>,
+    /// Store-specific figures (`PageStore::report`: write amplification of a log,
+    /// staging counters, memory), after the final sync.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub store_report: BTreeMap<String, f64>,
     /// The first verify error, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_verify_error: Option<String>,

@@ -5,7 +5,7 @@
 //! with a fixed R is told R_i), and the same seed gives the same run.
 
 use flashbuf_lab::feed::{Feed, FeedOptions};
-use flashbuf_lab::{run_with, BufferSize, RunConfig, RunOptions, RunResult};
+use flashbuf_lab::{BufferSize, RunConfig, RunResult};
 use flashbuf_workload::dynamics::{apply_workload_model, AsymmetryModel, WorkloadModel};
 use flashbuf_workload::dynamics::{Dynamics, WorkloadTransform, W0};
 use std::path::PathBuf;
@@ -93,12 +93,9 @@ fn run(policy: &str, device: &str, dynamics: Dynamics, seed: u64) -> RunResult {
         progress: false,
         limit_refs: Some(60_000),
         facts: None,
+        ..RunConfig::default()
     };
-    let opts = RunOptions {
-        dynamics,
-        ..RunOptions::default()
-    };
-    let r = run_with(&cfg, None, &opts).unwrap();
+    let r = flashbuf_lab::run(&RunConfig { dynamics, ..cfg }, None).unwrap();
     assert_eq!(r.verify_errors, 0);
     r
 }

@@ -38,6 +38,7 @@ fn replay(trace: &Path, frames: usize, page_size: usize) -> flashbuf_lab::RunRes
         progress: false,
         limit_refs: None,
         facts: None,
+        ..RunConfig::default()
     };
     run(&cfg, None).unwrap()
 }

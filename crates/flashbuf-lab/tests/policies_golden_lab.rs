@@ -45,6 +45,7 @@ fn policy_golden_counts_on_the_sample() {
                     progress: false,
                     limit_refs: None,
                     facts: None,
+                    ..RunConfig::default()
                 };
                 let r = run(&cfg, None).unwrap();
                 assert_eq!(

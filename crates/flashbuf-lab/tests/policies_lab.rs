@@ -4,7 +4,7 @@
 //! report says so); bad names and options are usage errors listing the valid ones.
 
 use flashbuf_lab::registry::{build_policy, validate_policy, BuildContext, DeviceFacts};
-use flashbuf_lab::{run, run_with, BufferSize, RunConfig, RunOptions, RunResult};
+use flashbuf_lab::{run, BufferSize, RunConfig, RunResult};
 use std::path::PathBuf;
 
 fn sample() -> PathBuf {
@@ -28,6 +28,7 @@ fn config(policy: &str, device: &str, frames: usize, limit: u64) -> RunConfig {
         progress: false,
         limit_refs: Some(limit),
         facts: None,
+        ..RunConfig::default()
     }
 }
 
@@ -83,21 +84,16 @@ fn fd_buffer_options_reach_the_policy_and_its_report_lands_in_the_json() {
     assert_eq!(c.policy_report["r"], 25.0);
     // Online R measures the cost device's latencies: exactly 25 when every miss reads the
     // device (`presize`); more without, as reads of never-written pages cost nothing.
-    let presized = RunOptions {
+    let presized = RunConfig {
         presize: true,
-        ..RunOptions::default()
-    };
-    let o = run_with(
-        &config(
+        ..config(
             "fd-buffer:r=online",
             "cost:read_us=100,write_us=2500",
             128,
             60_000,
-        ),
-        None,
-        &presized,
-    )
-    .unwrap();
+        )
+    };
+    let o = run(&presized, None).unwrap();
     assert!(
         (o.policy_report["r"] - 25.0).abs() < 1e-9,
         "{}",

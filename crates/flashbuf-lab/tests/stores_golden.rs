@@ -54,6 +54,7 @@ fn measure(store: &str, device: &str) -> ((String, String), String) {
         progress: false,
         limit_refs: None,
         facts: None,
+        ..RunConfig::default()
     };
     let r = run(&cfg, None).unwrap();
     assert_eq!(

@@ -113,6 +113,12 @@ pub trait PageStore: Send + Sync {
     fn check_invariants(&self) -> Result<(), String> {
         Ok(())
     }
+    /// Store-specific figures for reports (`name`, value): write amplification, cleaning
+    /// I/O, staging counters, memory, ... The lab prints them beside the run's result;
+    /// empty by default.
+    fn report(&self) -> Vec<(String, f64)> {
+        Vec::new()
+    }
 }
 
 impl<S: PageStore + ?Sized> PageStore for Box<S> {
@@ -143,6 +149,9 @@ impl<S: PageStore + ?Sized> PageStore for Box<S> {
     fn check_invariants(&self) -> Result<(), String> {
         (**self).check_invariants()
     }
+    fn report(&self) -> Vec<(String, f64)> {
+        (**self).report()
+    }
 }
 
 impl<S: PageStore + ?Sized> PageStore for std::sync::Arc<S> {
@@ -172,5 +181,8 @@ impl<S: PageStore + ?Sized> PageStore for std::sync::Arc<S> {
     }
     fn check_invariants(&self) -> Result<(), String> {
         (**self).check_invariants()
+    }
+    fn report(&self) -> Vec<(String, f64)> {
+        (**self).report()
     }
 }

@@ -32,7 +32,7 @@
 //! returns: a file system may make data durable before a size change, never a size change
 //! it has not synced), then, if it exceeds the recorded data end, commits it. So every
 //! page a `sync` promises lies below a durable data end, and a file shorter than its
-//! durable data end has lost data that was promised: [`StateArea::check_extent`] refuses
+//! durable data end has lost data that was promised: `StateArea::check_extent` refuses
 //! to open it. A file *longer* than the record (growth since the last sync, or a device
 //! extended on purpose) is fine: nothing promised lies beyond the record. Growth itself
 //! costs no extra I/O; a sync after growth costs one commit.

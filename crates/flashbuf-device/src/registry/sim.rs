@@ -15,7 +15,7 @@ use flashbuf_core::DeviceFacts;
 pub const SIM_SLACK_BYTES: u64 = 64 << 20;
 
 /// The options every `sim` device takes, before its profile's own.
-const COMMON: [OptionSpec; 2] = [
+const COMMON: [OptionSpec; 3] = [
     OptionSpec {
         key: "seed",
         kind: OptKind::UInt {
@@ -30,6 +30,16 @@ const COMMON: [OptionSpec; 2] = [
         kind: OptKind::Bool,
         default: Some("false"),
         help: "write the whole device once first, at no cost (an aged device, as in the papers)",
+    },
+    OptionSpec {
+        key: "slack",
+        kind: OptKind::Bytes {
+            min: 0,
+            max: 1 << 40,
+        },
+        default: Some("64MiB"),
+        help: "logical bytes beyond the run's data (superblocks, staging areas, logs, free \
+               segments); the capacity is data + slack, rounded up to a MiB",
     },
 ];
 
@@ -83,6 +93,7 @@ fn config(arg: Option<&str>, o: &Options) -> Result<SimConfig, ConfigError> {
         profile,
         seed: o.u64("seed"),
         precondition: o.bool("precondition").unwrap_or(false),
+        slack_bytes: o.bytes("slack").unwrap_or(SIM_SLACK_BYTES),
     })
 }
 
@@ -124,18 +135,20 @@ pub struct SimConfig {
     pub seed: Option<u64>,
     /// Write the whole device once before the run, at no cost.
     pub precondition: bool,
+    /// Logical bytes beyond the run's data (default [`SIM_SLACK_BYTES`]).
+    pub slack_bytes: u64,
 }
 
 impl SimConfig {
-    /// Logical capacity for a run storing `hint` bytes: the hint plus [`SIM_SLACK_BYTES`],
-    /// rounded up to a MiB.
-    pub fn capacity_bytes(hint: u64) -> u64 {
-        (hint + SIM_SLACK_BYTES).div_ceil(1 << 20) << 20
+    /// Logical capacity for a run storing `hint` bytes: the hint plus the slack, rounded
+    /// up to a MiB.
+    pub fn capacity_bytes(&self, hint: u64) -> u64 {
+        hint.saturating_add(self.slack_bytes).div_ceil(1 << 20) << 20
     }
 
     /// Builds the simulated device for a run (preconditioned if asked).
     pub fn build_sim(&self, ctx: &DeviceContext) -> Result<SimDevice, DeviceError> {
-        let capacity = Self::capacity_bytes(ctx.capacity_hint_bytes);
+        let capacity = self.capacity_bytes(ctx.capacity_hint_bytes);
         let dev = SimDevice::new(
             self.profile.clone(),
             capacity,
@@ -161,7 +174,10 @@ impl DeviceFactory for SimConfig {
     /// the run's data plus slack within 16..256 MiB (the run's device stays untouched).
     fn facts(&self, ctx: &DeviceContext) -> Result<DeviceFacts, DeviceError> {
         let page = ctx.page_size.max(1) as u64;
-        let area = (ctx.capacity_hint_bytes + SIM_SLACK_BYTES).clamp(16 << 20, 256 << 20);
+        let area = ctx
+            .capacity_hint_bytes
+            .saturating_add(self.slack_bytes)
+            .clamp(16 << 20, 256 << 20);
         let probe_ctx = DeviceContext {
             // Whole pages, as the run's own hint is.
             capacity_hint_bytes: area / page * page,

@@ -136,17 +136,9 @@ mod tests {
         let m = crate::compare::Matrix {
             base: crate::RunConfig {
                 trace,
-                format: None,
-                policy: p("lru"),
-                store: p("direct"),
-                device: p("memory"),
                 buffer: crate::BufferSize::Pages(8),
-                page_size: 4096,
                 seed: 1,
-                paranoid: false,
-                progress: false,
-                limit_refs: None,
-                facts: None,
+                ..crate::RunConfig::default()
             },
             policies: vec![p("lru")],
             stores: vec![p("direct"), p("stable-buffer:slots=0")],

@@ -24,7 +24,7 @@
 //! into writes or writes into reads, uniformly at random per epoch of 5,000 references,
 //! seeded): the paper varied the share of update *transactions*; we vary the share of
 //! page references that write. Every run has the data set on the device from the start
-//! (`RunOptions::presize`; without it a read-only run would read nothing from the device).
+//! (`RunConfig::presize`; without it a read-only run would read nothing from the device).
 //!
 //! # Results (whole trace, seed 42; 44 runs, about 2 minutes)
 //! The paper's directions all hold, with larger magnitudes: CFLRU flushes 5–14 % fewer
@@ -38,7 +38,7 @@
 
 use super::runner::{count, gain, pct, secs, Runner};
 use super::{Report, ReproduceOptions, Section};
-use crate::replay::{BufferSize, RunOptions};
+use crate::config::{BufferSize, RunConfig};
 use crate::result::RunResult;
 use crate::LabError;
 use flashbuf_workload::dynamics::{Dynamics, WorkloadTransform};
@@ -66,9 +66,9 @@ pub fn run(opts: &ReproduceOptions) -> Result<Report, LabError> {
     let mut rn = Runner::new("cfdc", opts);
     let trace = rn.trace(TRACE)?;
     // The database is on the device from the start: every miss reads it.
-    let plain = RunOptions {
+    let plain = RunConfig {
         presize: true,
-        ..RunOptions::default()
+        ..RunConfig::default()
     };
     let mut sections = Vec::new();
 
@@ -170,12 +170,12 @@ pub fn run(opts: &ReproduceOptions) -> Result<Report, LabError> {
         ],
     );
     for &x in WRITE_RATIOS {
-        let ro = RunOptions {
+        let ro = RunConfig {
             dynamics: Dynamics {
                 workload: Some(WorkloadTransform::Ratio(x)),
                 ..Dynamics::default()
             },
-            ..plain
+            ..plain.clone()
         };
         let mut rs = Vec::new();
         for &(_, p) in POLICIES {

@@ -4,7 +4,7 @@
 //! Layout of the directory: `store.flashbuf` (the store, on a [`FileDevice`] holding an
 //! exclusive lock while open), `torture.journal` (see [`super::journal`]) and
 //! `.flashbuf.lock`, the directory lock both commands hold while they run
-//! ([`super::dirlock`]; starting and resuming: [`super::setup`]).
+//! ([`super::dirlock`]; starting and resuming: `super::setup`).
 //!
 //! A round: choose 1..=`max_pages_per_round` distinct pages, give each its next version,
 //! append and fsync the intent, write the pages (one by one, as a batch, or through a

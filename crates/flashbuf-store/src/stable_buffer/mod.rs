@@ -105,6 +105,7 @@ pub mod patterns;
 pub mod promise;
 mod reader;
 mod recovery;
+pub mod report;
 pub mod sbtt;
 mod writer;
 
@@ -561,6 +562,14 @@ impl<D: Device + 'static> PageStore for StableBufferStore<D> {
 
     fn device_stats(&self) -> DeviceStats {
         self.inner.dev.stats()
+    }
+
+    fn report(&self) -> Vec<(String, f64)> {
+        report::figures(
+            &self.sb_stats(),
+            &self.memory(),
+            self.layout().staging_bytes(),
+        )
     }
 
     fn check_invariants(&self) -> Result<(), String> {
