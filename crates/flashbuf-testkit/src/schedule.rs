@@ -185,6 +185,9 @@ struct Worker {
 
 /// Runs one schedule of `cfg.seed` for the store `factory` makes, through the front
 /// `builder` makes; `Err` describes the first broken promise with the grant order.
+///
+/// (Longer than most: the workers' spawn, the grant loop, the join and the final check
+/// share the scheduler's state, and reading them in order is the point.)
 pub fn explore(
     factory: &CrashStore,
     builder: ConcurrentFrontBuilder<'_>,

@@ -203,7 +203,7 @@ mod tests {
         assert_eq!(s.len(), 1, "{s:?}");
         assert_eq!(
             s[0].spec,
-            "stable-buffer:grow_pages=8,recognition=ondemand,slots=16"
+            "stable-buffer:align_pages=1,grow_pages=8,recognition=ondemand,slots=16"
         );
         let e = CrashStore::select(Some("nope")).unwrap_err().to_string();
         assert!(

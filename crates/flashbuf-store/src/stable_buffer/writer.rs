@@ -40,6 +40,10 @@ impl<D: Device> Inner<D> {
     }
 
     /// Stages `page` (sealed for `pid`).
+    ///
+    /// (Longer than most: choosing the slot under the lock, writing it outside, and
+    /// committing under the lock again form one retry loop; the busy marks and the sync
+    /// fence it maintains are checked more easily in one place than across helpers.)
     pub(super) fn write(&self, pid: PageId, page: &[u8]) -> Result<(), StoreError> {
         self.poison.check()?;
         let version = self.check_sealed(pid, page)?;
