@@ -211,7 +211,7 @@ impl DeviceConfig {
 /// let e = parse_device(&spec("sim:mtron:channels=x")).unwrap_err().to_string();
 /// assert!(e.contains("channels=x") && e.contains("whole number"), "{e}");
 /// let e = parse_device(&spec("sim:hdd:channels=4")).unwrap_err().to_string();
-/// assert!(e.contains("valid options: seed, precondition, rpm"), "{e}");
+/// assert!(e.contains("valid options: seed, precondition") && e.contains("rpm"), "{e}");
 /// ```
 pub fn parse_device(spec: &Spec) -> Result<DeviceConfig, ConfigError> {
     let entry = device_entry(&spec.name)?;
