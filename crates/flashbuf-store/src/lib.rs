@@ -5,6 +5,8 @@
 //! - [`DirectStore`]: in-place writes to a data area behind a superblock.
 //! - [`StableBufferStore`]: pages staged in a small on-device area and flushed home in
 //!   efficient write patterns ([`stable_buffer`]).
+//! - [`IclStore`]: only the changed bytes of a page, as logs in a write-optimized buffer
+//!   and a log space, merged home when they grow ([`icl`]).
 //!
 //! [`registry::STORES`] is the one table of stores (name, typed options, factory, crash
 //! variants): the lab, `flashbuf check`/`torture` and every crash suite of the test kit
@@ -18,6 +20,7 @@
 mod direct;
 mod error;
 mod growth;
+pub mod icl;
 mod poison;
 pub mod registry;
 pub mod stable_buffer;
@@ -25,6 +28,7 @@ mod superblock;
 
 pub use direct::{DirectStore, DirectStoreConfig};
 pub use error::StoreError;
+pub use icl::{IclConfig, IclStore};
 pub use poison::Poison;
 pub use registry::{StoreContext, StoreEntry, StoreFactory, STORES};
 pub use stable_buffer::{StableBufferConfig, StableBufferStore};
@@ -68,6 +72,15 @@ pub struct StoreStats {
     pub syncs: u64,
 }
 
+/// One store-specific counter ([`PageStore::counters`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct StoreCounter {
+    /// Its name (snake case, unit last: `log_writes`, `wob_bytes`).
+    pub name: &'static str,
+    /// Its value.
+    pub value: u64,
+}
+
 /// A write path: page ids to device I/O.
 ///
 /// # Contract
@@ -107,6 +120,12 @@ pub trait PageStore: Send + Sync {
     fn stats(&self) -> StoreStats;
     /// Counters of the device under the store (all traffic: data, staging, logs, GC).
     fn device_stats(&self) -> DeviceStats;
+    /// Counters specific to this store, by kind, in a fixed order (ICL: data-page and
+    /// log-page reads and writes, merges, WOB bytes). Empty for a store that keeps none
+    /// beyond [`StoreStats`]; wrappers forward them.
+    fn counters(&self) -> Vec<StoreCounter> {
+        Vec::new()
+    }
     /// Verifies internal invariants (tests and `--paranoid`); `Err` describes the first
     /// violation.
     fn check_invariants(&self) -> Result<(), String> {
@@ -139,6 +158,9 @@ impl<S: PageStore + ?Sized> PageStore for Box<S> {
     fn device_stats(&self) -> DeviceStats {
         (**self).device_stats()
     }
+    fn counters(&self) -> Vec<StoreCounter> {
+        (**self).counters()
+    }
     fn check_invariants(&self) -> Result<(), String> {
         (**self).check_invariants()
     }
@@ -168,6 +190,9 @@ impl<S: PageStore + ?Sized> PageStore for std::sync::Arc<S> {
     }
     fn device_stats(&self) -> DeviceStats {
         (**self).device_stats()
+    }
+    fn counters(&self) -> Vec<StoreCounter> {
+        (**self).counters()
     }
     fn check_invariants(&self) -> Result<(), String> {
         (**self).check_invariants()
