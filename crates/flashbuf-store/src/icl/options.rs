@@ -210,9 +210,12 @@ impl IclOptions {
         })
     }
 
-    /// The configuration for `page_size`.
+    /// The configuration for `page_size` (an invalid page size is refused by
+    /// [`IclConfig::validate`]; here it only must not divide by zero, regression test
+    /// `regression_icl_zero_page_size`).
     pub fn config(&self, page_size: usize) -> IclConfig {
-        let log_pages = (self.log.bytes(page_size) / page_size as u64).min(u64::from(u32::MAX));
+        let per = page_size.max(1) as u64;
+        let log_pages = (self.log.bytes(page_size) / per).min(u64::from(u32::MAX));
         IclConfig {
             page_size,
             wob_bytes: self.wob.bytes(page_size),
