@@ -24,6 +24,9 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+/// A page, its edits (payload offset, length), a seed.
+type PageEdit = (u8, Vec<(usize, usize)>, u64);
+
 #[derive(Debug, Clone)]
 enum Op {
     /// Edit `edits` (payload offset, length) of a page, or rewrite it whole.
@@ -33,7 +36,7 @@ enum Op {
         whole: bool,
         seed: u64,
     },
-    Batch(Vec<(u8, Vec<(usize, usize)>, u64)>),
+    Batch(Vec<PageEdit>),
     Read(u8),
     Sync,
     /// Sync, drop the store, open it again.

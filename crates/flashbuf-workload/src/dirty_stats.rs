@@ -13,7 +13,7 @@
 //! counted in [`WriteBackSnapshot::first_writes`] only.
 
 use flashbuf_core::{DeviceStats, DirtyRanges, PageId};
-use flashbuf_store::{PageStore, PageWrite, ReadOutcome, StoreError, StoreStats};
+use flashbuf_store::{PageStore, PageWrite, ReadOutcome, StoreCounter, StoreError, StoreStats};
 use parking_lot::Mutex;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
@@ -276,6 +276,9 @@ impl<S: PageStore> PageStore for WriteBackStats<S> {
     }
     fn device_stats(&self) -> DeviceStats {
         self.inner.device_stats()
+    }
+    fn counters(&self) -> Vec<StoreCounter> {
+        self.inner.counters()
     }
     fn check_invariants(&self) -> Result<(), String> {
         self.inner.check_invariants()

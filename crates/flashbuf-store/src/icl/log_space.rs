@@ -36,7 +36,7 @@
 
 use super::layout::ICL_FORMAT;
 use super::log::{decode_record, encode_tombstone, Ident, Log, Record};
-use super::mapping::{Entry, LogRef};
+use super::mapping::{self, Entry, LogRef};
 use super::wob::WobEntry;
 use super::{IclStore, State};
 use crate::StoreError;
@@ -133,20 +133,20 @@ pub fn parse_records(page: &[u8], h: &LogPageHeader) -> Result<Vec<(u32, Record)
     Ok(out)
 }
 
-/// The record `at` names in `page`, checked to be `pid`'s with `at`'s target.
+/// The record `at` names in `page`, checked to be `pid`'s and of `at`'s length.
 pub fn record_at(page: &[u8], at: &LogRef, pid: PageId) -> Result<Record, String> {
-    let start = at.offset as usize;
-    let end = start + at.len as usize;
+    let start = usize::from(at.offset);
+    let end = start + usize::from(at.len);
     if end > page.len() || start < LOG_HEADER_BYTES {
         return Err(format!(
             "record at bytes {start}..{end} lies outside the page"
         ));
     }
     let (r, n) = decode_record(&page[start..end], page.len())?;
-    if r.pid != pid || r.target != at.target || n != at.len as usize {
+    if r.pid != pid || n != usize::from(at.len) {
         return Err(format!(
-            "holds a record of {} (version {}) where one of {pid} (version {}) was written",
-            r.pid, r.target.version, at.target.version
+            "holds a record of {} ({n} bytes) where one of {pid} ({} bytes) was written",
+            r.pid, at.len
         ));
     }
     Ok(r)
@@ -244,13 +244,12 @@ impl<D: Device> IclStore<D> {
     ) -> Result<Record, StoreError> {
         let fresh;
         let page: &AlignedBuf = match cache {
-            Some(c) => {
-                if !c.pages.contains_key(&at.slot) {
-                    let b = self.read_log_page(st, at.slot, kind)?;
-                    c.pages.insert(at.slot, b);
+            Some(c) => match c.pages.entry(at.slot) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(self.read_log_page(st, at.slot, kind)?)
                 }
-                &c.pages[&at.slot]
-            }
+            },
             None => {
                 fresh = self.read_log_page(st, at.slot, kind)?;
                 &fresh
@@ -384,17 +383,15 @@ impl<D: Device> IclStore<D> {
             let mut body: Vec<u8> = Vec::with_capacity(ps);
             for &i in items {
                 let o = &out[i];
-                let offset = (LOG_HEADER_BYTES + body.len()) as u32;
                 let at = LogRef {
                     slot,
-                    offset,
-                    len: o.bytes as u32,
-                    target: o.target,
+                    offset: (LOG_HEADER_BYTES + body.len()) as u16,
+                    len: o.bytes as u16,
                 };
                 match &o.log {
                     Some(log) => {
                         log.encode_record(o.pid, o.target, &mut body);
-                        let spans = log.spans().to_vec().into_boxed_slice();
+                        let spans = mapping::pack(log.spans());
                         placed.push((o.pid, Entry::Log { at, spans }));
                     }
                     None => {

@@ -6,10 +6,10 @@
 //! most recently incremented log for the DBMS-page".
 //!
 //! # Readings
-//! - An entry locates the record itself (log page, byte offset, length) and keeps the
-//!   record's ranges, so that a write can tell exactly whether the page's logs reached the
-//!   merge threshold without reading the log page (4 bytes per range; see
-//!   [`Mapping::memory_bytes`]).
+//! - An entry locates the record itself (log page, byte offset, length: 8 bytes) and
+//!   keeps the record's ranges, so that a write can tell exactly whether the page's logs
+//!   reached the merge threshold without reading the log page (4 bytes per range; see
+//!   [`Mapping::memory_bytes`]). The paper's table needs only the log page.
 //! - A page keeps its entry after it went home whole ([`Entry::Home`]) until the next
 //!   generation: its older records are still in the log space, and a tombstone supersedes
 //!   them at the next flush.
@@ -19,21 +19,39 @@
 //! - Each entry remembers the sync epoch of the page's last write, so a log-space merge
 //!   knows which home pages hold only synced data and must be double-written.
 
-use super::log::{Ident, Span};
+use super::log::Span;
 use flashbuf_core::PageId;
 use std::collections::HashMap;
 
-/// Where a record lies in the log space, and the page version it produces.
+/// Where a record lies in the log space (pages are at most 64 KiB, records shorter than
+/// a page).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LogRef {
     /// Log page.
     pub slot: u32,
     /// Byte offset of the record in the log page.
-    pub offset: u32,
+    pub offset: u16,
     /// Bytes of the record.
-    pub len: u32,
-    /// Version and checksum of the page it produces.
-    pub target: Ident,
+    pub len: u16,
+}
+
+/// A range as (start, length), 4 bytes.
+pub type PackedSpan = (u16, u16);
+
+/// Spans packed for the table.
+pub fn pack(spans: &[Span]) -> Box<[PackedSpan]> {
+    spans
+        .iter()
+        .map(|&(s, e)| (s as u16, (e - s) as u16))
+        .collect()
+}
+
+/// Packed spans back as `start..end`.
+pub fn unpack(spans: &[PackedSpan]) -> Vec<Span> {
+    spans
+        .iter()
+        .map(|&(s, l)| (u32::from(s), u32::from(s) + u32::from(l)))
+        .collect()
 }
 
 /// What the mapping table knows of a page's records.
@@ -44,13 +62,13 @@ pub enum Entry {
         /// The record.
         at: LogRef,
         /// Its ranges.
-        spans: Box<[Span]>,
+        spans: Box<[PackedSpan]>,
     },
     /// Records of the page are in the log space, but none applies: the home page is
     /// newer (it went home whole), or the newest record is a tombstone.
     Home,
     /// Recovered, not yet checked against the home page: every record of the page in the
-    /// log space, newest first (their record sizes in `bytes`).
+    /// log space, newest first.
     Unresolved(Vec<LogRef>),
 }
 
@@ -148,7 +166,7 @@ impl Mapping {
             .map
             .values()
             .map(|e| match &e.state {
-                Entry::Log { spans, .. } => spans.len() * std::mem::size_of::<Span>(),
+                Entry::Log { spans, .. } => spans.len() * std::mem::size_of::<PackedSpan>(),
                 Entry::Home => 0,
                 Entry::Unresolved(c) => c.capacity() * std::mem::size_of::<LogRef>(),
             })
@@ -173,16 +191,17 @@ mod tests {
             slot,
             offset: 48,
             len,
-            target: Ident::default(),
         };
         m.set(
             PageId(1),
             Entry::Log {
                 at: r(0, 100),
-                spans: vec![(0, 32), (40, 84)].into(),
+                spans: pack(&[(0, 32), (40, 84)]),
             },
             0,
         );
+        assert_eq!(unpack(&pack(&[(0, 32), (40, 84)])), vec![(0, 32), (40, 84)]);
+        assert_eq!(std::mem::size_of::<LogRef>(), 8);
         m.set(PageId(2), Entry::Unresolved(vec![r(3, 60), r(1, 90)]), 0);
         m.set(PageId(3), Entry::Home, 0);
         assert_eq!(m.get(PageId(1)).unwrap().log_record_bound(), 100);

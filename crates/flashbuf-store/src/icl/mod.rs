@@ -41,7 +41,7 @@
 //! # Memory
 //! The WOB holds at most its capacity in record bytes (plus its map's overhead); the
 //! mapping table has one entry per page with records in the current generation (key,
-//! record location and version, and the log's ranges at 8 bytes each). Both are reported
+//! record location, sync epoch, and the log's ranges at 4 bytes each). Both are reported
 //! by [`IclStore::icl_stats`] (`wob_memory_bytes`, `mapping_memory_bytes`).
 //!
 //! # Concurrency
@@ -49,6 +49,7 @@
 //! under it (a read's home page, log page and WOB logs must come from one state). The
 //! data area grows under the shared [`Growth`] lock.
 
+mod check;
 pub mod layout;
 pub mod log;
 pub mod log_space;
@@ -73,11 +74,10 @@ use flashbuf_core::page;
 use flashbuf_core::{AlignedBuf, DeviceStats, DirtyRanges, PageId};
 use flashbuf_device::Device;
 use layout::{GenRecord, Layout};
-use log::record_bytes_of;
-use mapping::{Entry, Mapping};
+use mapping::Mapping;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use wob::{Wob, WobEntry};
+use wob::Wob;
 
 /// Kind name written in the superblock.
 pub const KIND: &str = "icl";
@@ -387,55 +387,6 @@ impl<D: Device> IclStore<D> {
         self.poison.check()?;
         self.write_locked(&mut st, batch, &offsets)?;
         self.page_writes.fetch_add(batch.len() as u64, Relaxed);
-        Ok(())
-    }
-
-    /// Invariants of the state (see [`PageStore::check_invariants`]); reads the log page
-    /// of every resolved page to check its record.
-    fn check_state(&self, st: &mut State) -> Result<(), String> {
-        let ps = self.cfg.page_size;
-        st.wob.check(ps)?;
-        if st.head > self.layout.log_pages || st.synced_head > st.head {
-            return Err(format!(
-                "log head {} / synced head {} outside {} log pages",
-                st.head, st.synced_head, self.layout.log_pages
-            ));
-        }
-        let threshold = self.cfg.threshold_bytes();
-        let mut resolved = Vec::new();
-        for (pid, e) in st.mapping.iter() {
-            match &e.state {
-                Entry::Log { at, spans } => {
-                    if at.slot >= st.head || record_bytes_of(spans) != at.len as usize {
-                        return Err(format!("{pid}: mapping entry {at:?} does not fit the log"));
-                    }
-                    if let Some(WobEntry::Log { log, .. }) = st.wob.get(*pid) {
-                        let both = log::union_spans(spans, log.spans());
-                        if record_bytes_of(&both) >= threshold {
-                            return Err(format!(
-                                "{pid}: logs of {} bytes reached the threshold without a merge",
-                                record_bytes_of(&both)
-                            ));
-                        }
-                    }
-                    resolved.push((*pid, *at));
-                }
-                Entry::Unresolved(c) => {
-                    if c.is_empty() || c.iter().any(|r| r.slot >= st.head) {
-                        return Err(format!(
-                            "{pid}: recovered candidates {c:?} beyond the log head"
-                        ));
-                    }
-                }
-                Entry::Home => {}
-            }
-        }
-        resolved.sort_unstable_by_key(|(pid, _)| *pid);
-        let mut cache = log_space::LogCache::default();
-        for (pid, at) in resolved {
-            self.read_record(st, pid, &at, Some(&mut cache), log_space::LogRead::Read)
-                .map_err(|e| format!("{pid}: {e}"))?;
-        }
         Ok(())
     }
 }

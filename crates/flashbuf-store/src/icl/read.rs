@@ -31,7 +31,7 @@
 
 use super::log::{Ident, Log, Record};
 use super::log_space::{LogCache, LogRead};
-use super::mapping::{Entry, LogRef};
+use super::mapping::{pack, Entry, LogRef};
 use super::wob::WobEntry;
 use super::{IclStore, State};
 use crate::{ReadOutcome, StoreError};
@@ -198,7 +198,7 @@ impl<D: Device> IclStore<D> {
             } else {
                 Entry::Log {
                     at: *c,
-                    spans: rec.log.spans().to_vec().into_boxed_slice(),
+                    spans: pack(rec.log.spans()),
                 }
             };
             st.mapping.set(pid, state, epoch);

@@ -160,9 +160,8 @@ impl<D: Device> IclStore<D> {
                             st.stats.recovered_records += 1;
                             cands.entry(r.pid).or_default().push(LogRef {
                                 slot,
-                                offset,
-                                len: r.log.record_bytes() as u32,
-                                target: r.target,
+                                offset: offset as u16,
+                                len: r.log.record_bytes() as u16,
                             });
                         }
                     }

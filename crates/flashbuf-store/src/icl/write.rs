@@ -21,7 +21,7 @@
 //!   the WOB (see `read.rs` for why).
 
 use super::log::{record_bytes_of, union_spans, write_spans, Ident, Log};
-use super::mapping::Entry;
+use super::mapping::{unpack, Entry};
 use super::wob::WobEntry;
 use super::{IclStore, State};
 use crate::{PageWrite, StoreError};
@@ -73,7 +73,9 @@ impl<D: Device> IclStore<D> {
             };
             let together = match st.mapping.get(w.pid) {
                 Some(e) => match &e.state {
-                    Entry::Log { spans: icl, .. } => record_bytes_of(&union_spans(icl, &wob_spans)),
+                    Entry::Log { spans: icl, .. } => {
+                        record_bytes_of(&union_spans(&unpack(icl), &wob_spans))
+                    }
                     // Unresolved: bounded by the largest candidate plus the WOB log.
                     Entry::Unresolved(_) => e.log_record_bound() + record_bytes_of(&wob_spans),
                     Entry::Home => record_bytes_of(&wob_spans),
