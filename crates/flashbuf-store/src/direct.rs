@@ -10,6 +10,7 @@
 //! itself; a device that tears a write leaves a page that fails its checksum, which a read
 //! reports as [`StoreError::Corrupt`].
 
+use crate::checks;
 use crate::growth::{check_fits, Growth};
 use crate::registry::{self, GrowStep, StoreContext, StoreFactory};
 use crate::{PageStore, PageWrite, Poison, ReadOutcome, StoreError, StoreStats, Superblock};
@@ -200,29 +201,11 @@ impl<D: Device> DirectStore<D> {
     }
 
     fn check_buf(&self, len: usize) -> Result<(), StoreError> {
-        if len != self.cfg.page_size {
-            return Err(StoreError::Invalid(format!(
-                "buffer of {len} bytes for a store with page size {}",
-                self.cfg.page_size
-            )));
-        }
-        Ok(())
+        checks::check_buf(len, self.cfg.page_size)
     }
 
     fn check_sealed(&self, pid: PageId, page: &[u8]) -> Result<(), StoreError> {
-        self.check_buf(page.len())?;
-        let h = page::read_header(page);
-        if h.page_id != pid {
-            return Err(StoreError::Invalid(format!(
-                "write of {pid} with a page sealed for {}",
-                h.page_id
-            )));
-        }
-        debug_assert!(
-            page::check(page, pid).is_ok(),
-            "{pid} handed to the store unsealed"
-        );
-        Ok(())
+        checks::check_sealed(pid, page, self.cfg.page_size)
     }
 }
 

@@ -17,6 +17,7 @@
 //! its bytes; a page whose check fails is an error naming the page, never data; any device
 //! error poisons the store (fail-stop) until it is reopened.
 
+mod checks;
 mod direct;
 mod error;
 mod growth;

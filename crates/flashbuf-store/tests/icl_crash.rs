@@ -18,12 +18,12 @@
 mod icl_support;
 
 use flashbuf_core::rng::SplitMix64;
-use flashbuf_core::{DeviceStats, PageId};
-use flashbuf_device::fault::{CrashMode, FaultDevice, Tear};
-use flashbuf_device::{Device, DeviceError, WriteOp};
+use flashbuf_core::PageId;
+use flashbuf_device::fault::{CrashMode, FaultDevice};
 use flashbuf_store::icl::{IclConfig, IclStore};
 use flashbuf_store::{PageStore, ReadOutcome, StoreError};
 use flashbuf_testkit::sim::{random_ops, run, store_front, SimConfig, SimReport};
+use flashbuf_testkit::tap::{Recorder, TapDevice, TapImage};
 use flashbuf_testkit::CrashStore;
 use icl_support::{config, Model};
 use std::collections::HashMap;
@@ -83,90 +83,8 @@ struct Allowed {
     since: HashMap<PageId, Vec<Vec<u8>>>,
 }
 
-/// A crash image, what it may hold, and a label.
-type Image = (String, Vec<u8>, Allowed);
-
-struct Recorder {
-    allowed: Allowed,
-    rng: SplitMix64,
-    images: Vec<Image>,
-    enabled: bool,
-}
-
-/// A device that takes crash images before every write and sync.
-struct Tap {
-    dev: Arc<FaultDevice>,
-    rec: Arc<Mutex<Recorder>>,
-}
-
-impl Tap {
-    fn tap(&self) {
-        let mut r = self.rec.lock().unwrap();
-        if !r.enabled {
-            return;
-        }
-        let pending = self.dev.pending_writes();
-        for _ in 0..2 {
-            let tear = Tear {
-                sector_bytes: 128,
-                garbage: r.rng.below(2) == 0,
-            };
-            let mode = match r.rng.below(6) {
-                0 => CrashMode::LoseUnsynced,
-                1 => CrashMode::KeepAll,
-                2 => CrashMode::Prefix {
-                    writes: r.rng.below(pending as u64 + 1) as usize,
-                    tear: None,
-                },
-                3 => CrashMode::Prefix {
-                    writes: r.rng.below(pending as u64 + 1) as usize,
-                    tear: Some(tear),
-                },
-                4 => CrashMode::Random {
-                    seed: r.rng.next_u64(),
-                    tear: None,
-                },
-                _ => CrashMode::Random {
-                    seed: r.rng.next_u64(),
-                    tear: Some(tear),
-                },
-            };
-            let img = self.dev.crash_image(mode);
-            let allowed = r.allowed.clone();
-            r.images
-                .push((format!("{mode:?} of {pending}"), img, allowed));
-        }
-    }
-}
-
-impl Device for Tap {
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
-        self.dev.read_at(offset, buf)
-    }
-    fn write_at(&self, offset: u64, buf: &[u8]) -> Result<(), DeviceError> {
-        self.write_batch(&[WriteOp { offset, data: buf }])
-    }
-    fn write_batch(&self, ops: &[WriteOp<'_>]) -> Result<(), DeviceError> {
-        self.tap();
-        self.dev.write_batch(ops)
-    }
-    fn sync(&self) -> Result<(), DeviceError> {
-        self.tap();
-        self.dev.sync()
-    }
-    fn len(&self) -> u64 {
-        self.dev.len()
-    }
-    fn set_len(&self, len: u64) -> Result<(), DeviceError> {
-        self.dev.set_len(len)
-    }
-    fn stats(&self) -> DeviceStats {
-        self.dev.stats()
-    }
-    fn describe(&self) -> String {
-        "tap".into()
-    }
-}
+/// A crash image: its label, its bytes, what it may hold.
+type Image = TapImage<Allowed>;
 
 const PAGES: u64 = 24;
 
@@ -174,16 +92,11 @@ const PAGES: u64 = 24;
 /// store; returns the crash images.
 fn tapped_workload(seed: u64, cfg: IclConfig, ops: usize) -> Vec<Image> {
     let dev = Arc::new(FaultDevice::new(0));
-    let rec = Arc::new(Mutex::new(Recorder {
-        allowed: Allowed::default(),
-        rng: SplitMix64::new(seed ^ 0xC0FFEE),
-        images: Vec::new(),
-        enabled: false,
-    }));
-    let tap = Tap {
-        dev,
-        rec: Arc::clone(&rec),
-    };
+    let rec = Arc::new(Mutex::new(Recorder::new(
+        Allowed::default(),
+        seed ^ 0xC0FFEE,
+    )));
+    let tap = TapDevice::new(dev, Arc::clone(&rec));
     let store = IclStore::create(tap, cfg).unwrap();
     rec.lock().unwrap().enabled = true;
     let mut rng = SplitMix64::new(seed);
@@ -193,8 +106,8 @@ fn tapped_workload(seed: u64, cfg: IclConfig, ops: usize) -> Vec<Image> {
         if op < 8 {
             store.sync().unwrap();
             let mut r = rec.lock().unwrap();
-            r.allowed.since.clear();
-            r.allowed.synced = model.pages.clone();
+            r.model.since.clear();
+            r.model.synced = model.pages.clone();
             continue;
         }
         let pid = PageId(if rng.below(2) == 0 {
@@ -212,7 +125,7 @@ fn tapped_workload(seed: u64, cfg: IclConfig, ops: usize) -> Vec<Image> {
         };
         rec.lock()
             .unwrap()
-            .allowed
+            .model
             .since
             .entry(pid)
             .or_default()

@@ -23,6 +23,7 @@
 //! | 12..20 | the store's salt (chosen at format time) |
 //! | 20.. | generation record: generation `u64`, next log-page sequence `u64`, record sequence `u64`, synced log pages `u32`; directory: generation `u64`, count `u32`, then per slot page id `u64` and page checksum `u32` |
 
+use super::log::{u16_at, u32_at, u64_at};
 use crate::StoreError;
 use flashbuf_core::page::crc32c;
 use flashbuf_core::PageId;
@@ -140,14 +141,14 @@ impl Layout {
                 extra.len()
             )));
         }
-        let format = u16::from_le_bytes([extra[0], extra[1]]);
+        let format = u16_at(extra, 0);
         if format != ICL_FORMAT {
             return Err(StoreError::Format(format!(
                 "ICL format {format}, this build reads format {ICL_FORMAT}"
             )));
         }
-        let log_pages = u32::from_le_bytes([extra[2], extra[3], extra[4], extra[5]]);
-        let dw_pages = u32::from_le_bytes([extra[6], extra[7], extra[8], extra[9]]);
+        let log_pages = u32_at(extra, 2);
+        let dw_pages = u32_at(extra, 6);
         let l = Self::new(page_size, log_pages, dw_pages, reserved);
         if l.data_offset != data_offset {
             return Err(StoreError::Format(format!(
@@ -173,15 +174,9 @@ fn seal_meta(b: &mut [u8], magic: [u8; 4], salt: u64) {
 fn valid_meta(b: &[u8], magic: [u8; 4], salt: u64) -> bool {
     b.len() >= 64
         && b[4..8] == magic
-        && u16::from_le_bytes([b[8], b[9]]) == ICL_FORMAT
+        && u16_at(b, 8) == ICL_FORMAT
         && u64_at(b, 12) == salt
-        && u32::from_le_bytes([b[0], b[1], b[2], b[3]]) == crc32c(&b[4..])
-}
-
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[at..at + 8]);
-    u64::from_le_bytes(a)
+        && u32_at(b, 0) == crc32c(&b[4..])
 }
 
 /// A generation record: the log space's current generation, how many of its log pages a
@@ -218,7 +213,7 @@ impl GenRecord {
             gen: u64_at(b, 20),
             next_seq: u64_at(b, 28),
             rseq: u64_at(b, 36),
-            synced: u32::from_le_bytes([b[44], b[45], b[46], b[47]]),
+            synced: u32_at(b, 44),
         })
     }
 }
@@ -257,14 +252,14 @@ impl DwDirectory {
         if !valid_meta(b, DIR_MAGIC, salt) {
             return None;
         }
-        let n = u32::from_le_bytes([b[28], b[29], b[30], b[31]]) as usize;
+        let n = u32_at(b, 28) as usize;
         if n > Layout::dir_capacity(b.len()) {
             return None;
         }
         let entries = (0..n)
             .map(|i| {
                 let at = DIR_BODY_START + i * DIR_ENTRY_BYTES;
-                let crc = u32::from_le_bytes([b[at + 8], b[at + 9], b[at + 10], b[at + 11]]);
+                let crc = u32_at(b, at + 8);
                 (PageId(u64_at(b, at)), crc)
             })
             .collect();

@@ -35,7 +35,7 @@
 //! | 48.. | records (`log.rs`) |
 
 use super::layout::ICL_FORMAT;
-use super::log::{decode_record, encode_tombstone, Ident, Log, Record};
+use super::log::{decode_record, encode_tombstone, u16_at, u32_at, u64_at, Ident, Log, Record};
 use super::mapping::{self, Entry, LogRef};
 use super::wob::WobEntry;
 use super::{IclStore, State};
@@ -66,16 +66,6 @@ pub struct LogPageHeader {
     pub used: u32,
 }
 
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
-}
-
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[at..at + 8]);
-    u64::from_le_bytes(a)
-}
-
 impl LogPageHeader {
     /// Writes the header into `page` (whose records are in place) and seals it.
     pub fn seal(&self, page: &mut [u8], salt: u64) {
@@ -97,14 +87,14 @@ impl LogPageHeader {
     pub fn open(page: &[u8], salt: u64) -> Option<Self> {
         if page.len() < LOG_HEADER_BYTES
             || page[4..8] != LOG_MAGIC
-            || u16::from_le_bytes([page[8], page[9]]) != ICL_FORMAT
+            || u16_at(page, 8) != ICL_FORMAT
             || u64_at(page, 32) != salt
             || u32_at(page, 0) != crc32c(&page[4..])
         {
             return None;
         }
         let h = Self {
-            records: u16::from_le_bytes([page[10], page[11]]),
+            records: u16_at(page, 10),
             slot: u32_at(page, 12),
             gen: u64_at(page, 16),
             seq: u64_at(page, 24),

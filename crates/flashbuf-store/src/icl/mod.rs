@@ -65,12 +65,12 @@ mod write;
 pub use options::{IclConfig, IclOptions};
 pub use stats::IclStats;
 
+use crate::checks;
 use crate::growth::{check_fits, Growth};
 use crate::superblock::fresh_salt;
 use crate::{
     PageStore, PageWrite, Poison, ReadOutcome, StoreCounter, StoreError, StoreStats, Superblock,
 };
-use flashbuf_core::page;
 use flashbuf_core::{AlignedBuf, DeviceStats, DirtyRanges, PageId};
 use flashbuf_device::Device;
 use layout::{GenRecord, Layout};
@@ -347,31 +347,13 @@ impl<D: Device> IclStore<D> {
     }
 
     fn check_buf(&self, len: usize) -> Result<(), StoreError> {
-        if len != self.cfg.page_size {
-            return Err(StoreError::Invalid(format!(
-                "buffer of {len} bytes for a store with page size {}",
-                self.cfg.page_size
-            )));
-        }
-        Ok(())
+        checks::check_buf(len, self.cfg.page_size)
     }
 
     /// Checks a write and returns the page's home offset; a page beyond the device's
     /// capacity is refused before any I/O, without poisoning.
     fn check_write(&self, w: &PageWrite<'_>) -> Result<u64, StoreError> {
-        self.check_buf(w.page.len())?;
-        let h = page::read_header(w.page);
-        if h.page_id != w.pid {
-            return Err(StoreError::Invalid(format!(
-                "write of {} with a page sealed for {}",
-                w.pid, h.page_id
-            )));
-        }
-        debug_assert!(
-            page::check(w.page, w.pid).is_ok(),
-            "{} handed to the store unsealed",
-            w.pid
-        );
+        checks::check_sealed(w.pid, w.page, self.cfg.page_size)?;
         let off = self.home_offset(w.pid)?;
         check_fits(&self.dev, w.pid, off, self.cfg.page_size)?;
         Ok(off)
