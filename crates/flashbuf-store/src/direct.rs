@@ -19,6 +19,7 @@
 //! corrupt. A device that silently returns an older *valid* image of a page (a lost write)
 //! cannot be told from the page itself: this store keeps no per-page version map.
 
+use crate::checks;
 use crate::growth::{check_fits, Growth};
 use crate::registry::{self, GrowStep, StoreContext, StoreFactory};
 use crate::state::StateArea;
@@ -234,29 +235,11 @@ impl<D: Device> DirectStore<D> {
     }
 
     fn check_buf(&self, len: usize) -> Result<(), StoreError> {
-        if len != self.cfg.page_size {
-            return Err(StoreError::Invalid(format!(
-                "buffer of {len} bytes for a store with page size {}",
-                self.cfg.page_size
-            )));
-        }
-        Ok(())
+        checks::check_buf(len, self.cfg.page_size)
     }
 
     fn check_sealed(&self, pid: PageId, page: &[u8]) -> Result<(), StoreError> {
-        self.check_buf(page.len())?;
-        let h = page::read_header(page);
-        if h.page_id != pid {
-            return Err(StoreError::Invalid(format!(
-                "write of {pid} with a page sealed for {}",
-                h.page_id
-            )));
-        }
-        debug_assert!(
-            page::check(page, pid).is_ok(),
-            "{pid} handed to the store unsealed"
-        );
-        Ok(())
+        checks::check_sealed(pid, page, self.cfg.page_size)
     }
 }
 

@@ -19,6 +19,17 @@ pub enum StoreError {
         /// What the check found.
         reason: PageCheckError,
     },
+    /// A log page holding `pid`'s newest changes failed its check: those changes cannot
+    /// be read, and an older version of the page is not served instead.
+    #[error("{pid} cannot be read: its log page {slot} {detail}")]
+    DamagedLog {
+        /// The page.
+        pid: PageId,
+        /// The log page.
+        slot: u32,
+        /// What the check found.
+        detail: String,
+    },
     /// The store refused to open: the on-device format is not what was asked for.
     #[error("refusing to open store: {0}")]
     Format(String),

@@ -5,6 +5,8 @@
 //! - [`DirectStore`]: in-place writes to a data area behind a superblock.
 //! - [`StableBufferStore`]: pages staged in a small on-device area and flushed home in
 //!   efficient write patterns ([`stable_buffer`]).
+//! - [`IclStore`]: only the changed bytes of a page, as logs in a write-optimized buffer
+//!   and a log space, merged home when they grow ([`icl`]).
 //!
 //! [`registry::STORES`] is the one table of stores (name, typed options, factory, crash
 //! variants): the lab, `flashbuf check`/`torture` and every crash suite of the test kit
@@ -15,9 +17,11 @@
 //! its bytes; a page whose check fails is an error naming the page, never data; any device
 //! error poisons the store (fail-stop) until it is reopened.
 
+mod checks;
 mod direct;
 mod error;
 mod growth;
+pub mod icl;
 mod poison;
 pub mod registry;
 pub mod stable_buffer;
@@ -26,6 +30,7 @@ mod superblock;
 
 pub use direct::{DirectStore, DirectStoreConfig};
 pub use error::StoreError;
+pub use icl::{IclConfig, IclStore};
 pub use poison::Poison;
 pub use registry::{StoreContext, StoreEntry, StoreFactory, STORES};
 pub use stable_buffer::{StableBufferConfig, StableBufferStore};
@@ -113,9 +118,11 @@ pub trait PageStore: Send + Sync {
     fn check_invariants(&self) -> Result<(), String> {
         Ok(())
     }
-    /// Store-specific figures for reports (`name`, value): write amplification, cleaning
-    /// I/O, staging counters, memory, ... The lab prints them beside the run's result;
-    /// empty by default.
+    /// Store-specific figures for reports (`name`, value), in a fixed order: counters by
+    /// kind (ICL: data-page and log-page reads and writes, merges, WOB bytes), write
+    /// amplification, cleaning I/O, staging counters, memory, ... Names are snake case with
+    /// the unit last (`log_writes`, `wob_bytes`). The lab prints them beside the run's
+    /// result; wrappers forward them; empty by default.
     fn report(&self) -> Vec<(String, f64)> {
         Vec::new()
     }

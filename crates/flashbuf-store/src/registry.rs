@@ -15,6 +15,7 @@
 //!    pattern costs come from a device profile the lab measures) comes in through the
 //!    context, never through a dependency.
 
+use crate::icl::options as icl_options;
 use crate::stable_buffer::options as stable_buffer_options;
 use crate::{direct, PageStore, StoreError};
 use flashbuf_core::config::{self, ConfigError, OptKind, OptionSpec, Options, Spec};
@@ -152,6 +153,22 @@ pub const STORES: &[StoreEntry] = &[
                 options: "recognition=incremental,slots=16,grow_pages=8,align_pages=1",
             },
         ],
+    },
+    StoreEntry {
+        name: crate::icl::KIND,
+        help: "ICL (write-optimized layer): only the changed bytes of a page, as logs in a \
+               write buffer and a log space, copied forward so a read needs one log page; \
+               merged home at half a page",
+        options: icl_options::OPTIONS,
+        parse: icl_options::parse_options,
+        masks_torn_writes: false,
+        // A one-page WOB and a few log pages, so that crash points fall into flushes,
+        // copy-forwards, merges at the threshold and log-space merges (with rounds of
+        // two double-write slots) often.
+        crash_variants: &[CrashVariant {
+            label: "icl",
+            options: "wob_pages=1,log_pages=6,dw_pages=2,grow_pages=8",
+        }],
     },
 ];
 

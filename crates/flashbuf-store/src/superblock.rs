@@ -28,7 +28,26 @@
 
 use crate::StoreError;
 use flashbuf_core::page::is_valid_page_size;
+use flashbuf_core::rng::SplitMix64;
 use flashbuf_device::Device;
+
+/// A format salt that differs from `prev`: the previous salt, the clock and the process
+/// id mixed (stores stamp their on-device structures with it, so those of an earlier
+/// format of the same device are never mistaken for their own).
+pub(crate) fn fresh_salt(prev: Option<u64>) -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let mut r = SplitMix64::new(
+        prev.unwrap_or(0).wrapping_add(1) ^ nanos ^ u64::from(std::process::id()) << 40,
+    );
+    let s = r.next_u64();
+    if Some(s) == prev {
+        s ^ 1
+    } else {
+        s
+    }
+}
 
 /// Superblock magic.
 pub const SUPERBLOCK_MAGIC: [u8; 8] = *b"FLASHBUF";

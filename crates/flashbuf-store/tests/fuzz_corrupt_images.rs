@@ -1,5 +1,6 @@
 #![allow(clippy::unwrap_used)]
-//! Checked-in corrupt store images (`testdata/corrupt/*.img`, described in its README):
+//! Checked-in corrupt store images (`testdata/corrupt/*.img`, described in its README) of
+//! the direct store and of ICL (its log pages, generation records, double-write area):
 //! each must be refused at open with the message documented there, or open and report the
 //! damaged pages as corrupt while serving the intact ones exactly. The images are bytes
 //! on disk, not regenerated per run, so a change of the on-device format that would
@@ -19,12 +20,16 @@ use flashbuf_core::page::crc32c;
 use flashbuf_core::{DirtyRanges, PageId};
 use flashbuf_device::fault::FaultDevice;
 use flashbuf_device::Device;
-use flashbuf_store::stable_buffer::{Recognition, StableBufferConfig, StableBufferStore};
 use flashbuf_store::{PageStore, ReadOutcome, StoreError, Superblock};
 use flashbuf_testkit::content::filled_page;
 use flashbuf_testkit::CrashStore;
 use std::path::PathBuf;
 use std::sync::Arc;
+
+#[path = "corrupt_images/icl.rs"]
+mod icl;
+#[path = "corrupt_images/sb.rs"]
+mod sb;
 
 /// Pages written in every image, and the content seed.
 const PAGES: u64 = 6;
@@ -40,8 +45,13 @@ enum Expect {
     Intact,
 }
 
+/// The direct store's and ICL's configurations (ICL's crash variant: a one-page WOB, six
+/// log pages, two double-write slots).
+const DIRECT: &str = "direct:grow_pages=8";
+const ICL: &str = "icl:wob_pages=1,log_pages=6,dw_pages=2,grow_pages=8";
+
 /// (file name, page size the image was made with, page size to open with, expectation);
-/// the store is named by the file's prefix (`direct-`, `sb-`).
+/// the store is named by the file's prefix (`direct-`, `sb-`, `icl-`).
 const CASES: &[(&str, usize, usize, Expect)] = &[
     ("direct-valid-512.img", 512, 512, Expect::Intact),
     ("direct-valid-4096.img", 4096, 4096, Expect::Intact),
@@ -201,6 +211,57 @@ const CASES: &[(&str, usize, usize, Expect)] = &[
         512,
         Expect::Refused("format version 3, this build reads version 2"),
     ),
+    ("icl-valid-512.img", 512, 512, Expect::Intact),
+    (
+        "icl-damaged-promised-log-page.img",
+        512,
+        512,
+        Expect::Refused("ICL log page 0 of generation 1 is damaged or missing"),
+    ),
+    (
+        "icl-misdirected-log-page.img",
+        512,
+        512,
+        Expect::Refused("ICL log page 1 of generation 1 is damaged or missing"),
+    ),
+    ("icl-torn-unsynced-log-page.img", 512, 512, Expect::Intact),
+    (
+        "icl-one-generation-record-damaged.img",
+        512,
+        512,
+        Expect::Intact,
+    ),
+    (
+        "icl-both-generation-records-damaged.img",
+        512,
+        512,
+        Expect::Refused("both ICL generation records are damaged"),
+    ),
+    (
+        "icl-torn-home-page.img",
+        512,
+        512,
+        Expect::Corrupt(&[(3, "checksum mismatch")]),
+    ),
+    (
+        "icl-torn-home-page-under-its-log.img",
+        512,
+        512,
+        Expect::Intact,
+    ),
+    ("icl-interrupted-merge.img", 512, 512, Expect::Intact),
+    (
+        "icl-truncated-log-space.img",
+        512,
+        512,
+        Expect::Refused("does not hold the log space"),
+    ),
+    (
+        "icl-other-log-space-size.img",
+        512,
+        512,
+        Expect::Refused("does not follow from 7 log pages"),
+    ),
 ];
 
 fn dir() -> PathBuf {
@@ -210,10 +271,20 @@ fn dir() -> PathBuf {
     ))
 }
 
+fn store_of(name: &str) -> CrashStore {
+    if name.starts_with("icl-") {
+        CrashStore::from_spec(ICL).unwrap()
+    } else if name.starts_with("sb-") {
+        CrashStore::by_label("stable-buffer").unwrap()
+    } else {
+        CrashStore::from_spec(DIRECT).unwrap()
+    }
+}
+
 /// A valid direct store: pages `0..PAGES` written (version = page + 1) and synced.
 fn valid(ps: usize) -> Vec<u8> {
     let dev = Arc::new(FaultDevice::new(0));
-    let f = CrashStore::from_spec("direct:grow_pages=8").unwrap();
+    let f = CrashStore::from_spec(DIRECT).unwrap();
     let s = f.create(Box::new(dev.clone()), ps).unwrap();
     for pid in 0..PAGES {
         let p = filled_page(ps, PageId(pid), pid + 1, SEED);
@@ -234,119 +305,6 @@ fn newest(name: &str, pid: u64) -> u64 {
     }
 }
 
-/// StableBuffer as the harness factory opens it (16 slots), formatted with small alignment
-/// so that the images stay small.
-fn sb_config(ps: usize) -> StableBufferConfig {
-    StableBufferConfig {
-        staging_bytes: 16 * ps as u64,
-        recognition: Recognition::OnDemand,
-        align_bytes: ps as u64,
-        grow_bytes: 8 * ps as u64,
-        salt: Some(0x5A17),
-        ..StableBufferConfig::with_page_size(ps)
-    }
-}
-
-/// A StableBuffer image: version `pid + 1` of pages `0..PAGES` home, version `pid + 2`
-/// staged and promised; also the slot of each staged page.
-fn sb_valid(ps: usize) -> (Vec<u8>, Vec<u64>) {
-    let dev = Arc::new(FaultDevice::new(0));
-    let s = StableBufferStore::create(dev.clone(), sb_config(ps)).unwrap();
-    for v in 1..=2 {
-        for pid in 0..PAGES {
-            let p = filled_page(ps, PageId(pid), pid + v, SEED);
-            s.write_page(PageId(pid), &p, &DirtyRanges::full(ps))
-                .unwrap();
-        }
-        if v == 1 {
-            s.flush_all().unwrap();
-        }
-    }
-    s.sync().unwrap();
-    let l = s.layout();
-    drop(s);
-    let img = dev.durable_image();
-    let slots = (0..PAGES)
-        .map(|pid| {
-            (0..l.slots)
-                .map(|i| l.slot_offset(i))
-                .rfind(|&o| {
-                    let h = flashbuf_core::page::read_header(&img[o as usize..o as usize + ps]);
-                    h.page_id == PageId(pid) && h.version == pid + 2
-                })
-                .unwrap()
-        })
-        .collect();
-    (img, slots)
-}
-
-/// The generator of each StableBuffer image.
-fn build_sb(name: &str, ps: usize) -> Vec<u8> {
-    let (mut img, slot_at) = sb_valid(ps);
-    let slot = |pid: u64| slot_at[pid as usize] as usize;
-    let state = Superblock::BYTES;
-    let copy = Superblock::read(&flashbuf_device::MemDevice::from_bytes(
-        img[..4096].to_vec(),
-    ))
-    .unwrap()
-    .state_copy_bytes as usize;
-    let newest_copy = {
-        let g = |k: usize| {
-            u64::from_le_bytes(
-                img[state + k * copy + 12..state + k * copy + 20]
-                    .try_into()
-                    .unwrap(),
-            )
-        };
-        if g(1) > g(0) {
-            1
-        } else {
-            0
-        }
-    };
-    match name {
-        "sb-valid-512.img" => {}
-        "sb-promised-slot-bitflip.img" => img[slot(2) + 300] ^= 0x04,
-        "sb-promised-slot-zeroed.img" => img[slot(3)..slot(3) + ps].fill(0),
-        "sb-promised-slot-random.img" => {
-            let mut r = flashbuf_core::rng::SplitMix64::new(4);
-            img[slot(4)..slot(4) + ps]
-                .iter_mut()
-                .for_each(|b| *b = r.next_u64() as u8);
-        }
-        "sb-promised-slot-copied.img" => {
-            let src = img[slot(1)..slot(1) + ps].to_vec();
-            img[slot(5)..slot(5) + ps].copy_from_slice(&src);
-        }
-        "sb-dead-slot-damaged.img" => {
-            // The flushed version-1 copies of pages 0..6 are dead slots (numbered below
-            // the promise, unlisted): damage to them changes nothing.
-            let first_slot = Superblock::area_bytes(ps, copy as u64) as usize;
-            for i in 0..PAGES as usize {
-                img[first_slot + i * ps + 200] ^= 0xFF;
-            }
-        }
-        "sb-state-newest-damaged.img" => img[state + newest_copy * copy + 70] ^= 0x01,
-        "sb-state-both-damaged.img" => {
-            img[state + 70] ^= 0x01;
-            img[state + copy + 70] ^= 0x01;
-        }
-        "sb-truncated-whole-page.img" => img.truncate(img.len() - ps),
-        "sb-truncated-mid-page.img" => img.truncate(img.len() - ps / 2),
-        "sb-home-damaged-staged-newer.img" => {
-            // Page 1's home copy (version 2) damaged; its staged version 3 is newer.
-            let data = u64::from_le_bytes(img[32..40].try_into().unwrap()) as usize;
-            img[data + ps + 100] ^= 0x10;
-        }
-        "sb-format-v3.img" => {
-            img[8..12].copy_from_slice(&3u32.to_le_bytes());
-            reseal(&mut img);
-        }
-        other => panic!("no generator for {other}"),
-    }
-    img
-}
-
 fn reseal(img: &mut [u8]) {
     let c = crc32c(&img[..Superblock::BYTES - 4]);
     img[Superblock::BYTES - 4..Superblock::BYTES].copy_from_slice(&c.to_le_bytes());
@@ -359,7 +317,10 @@ fn page_at(ps: usize, pid: u64) -> usize {
 /// The generator of each image.
 fn build(name: &str, ps: usize) -> Vec<u8> {
     if name.starts_with("sb-") {
-        return build_sb(name, ps);
+        return sb::build_sb(name, ps);
+    }
+    if name.starts_with("icl-") {
+        return icl::build_icl(name, ps);
     }
     let mut img = valid(ps);
     let state = Superblock::BYTES;
@@ -425,12 +386,7 @@ fn build(name: &str, ps: usize) -> Vec<u8> {
 fn checked_in_corrupt_images_fail_as_documented() {
     let regen = std::env::var("FLASHBUF_REGEN_CORRUPT").is_ok_and(|v| v == "1");
     for (name, made_ps, open_ps, expect) in CASES {
-        let f = CrashStore::by_label(if name.starts_with("sb-") {
-            "stable-buffer"
-        } else {
-            "direct"
-        })
-        .unwrap();
+        let f = store_of(name);
         let path = dir().join(name);
         if regen && !name.contains("-v1.") {
             std::fs::create_dir_all(dir()).unwrap();

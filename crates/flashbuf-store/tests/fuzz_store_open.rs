@@ -48,7 +48,8 @@ fn stores() -> &'static [CrashStore] {
 /// Per store, (page size, image) pairs.
 type Images = Vec<Vec<(usize, Vec<u8>)>>;
 
-/// A valid image of each store and page size: pages `0..WRITTEN` written and synced.
+/// A valid image of each store and page size: pages `0..WRITTEN` written and synced (each
+/// twice, the second write changing 50 bytes).
 fn valid_image(store: usize, page_size: usize) -> Vec<u8> {
     static IMAGES: OnceLock<Images> = OnceLock::new();
     let all = IMAGES.get_or_init(|| {
@@ -61,9 +62,22 @@ fn valid_image(store: usize, page_size: usize) -> Vec<u8> {
                         let dev = std::sync::Arc::new(FaultDevice::new(0));
                         let s = f.create(Box::new(dev.clone()), ps).unwrap();
                         for pid in 0..WRITTEN {
+                            // First the page with bytes 100..150 zeroed (whole), then the
+                            // page itself with only those bytes dirty: a store that logs
+                            // changed bytes (ICL) holds a log of every page.
                             let p = filled_page(ps, PageId(pid), pid + 1, 3);
-                            s.write_page(PageId(pid), &p, &DirtyRanges::full(ps))
+                            let mut before = p.clone();
+                            before[100..150].fill(0);
+                            flashbuf_core::page::seal(&mut before, PageId(pid), pid);
+                            s.write_page(PageId(pid), &before, &DirtyRanges::full(ps))
                                 .unwrap();
+                            if pid == 2 {
+                                s.sync().unwrap();
+                            }
+                            let mut d = DirtyRanges::new();
+                            d.add(0, HEADER_BYTES);
+                            d.add(100, 50);
+                            s.write_page(PageId(pid), &p, &d).unwrap();
                         }
                         s.sync().unwrap();
                         (ps, dev.durable_image())

@@ -17,13 +17,14 @@
 
 use flashbuf_core::page::{self, PageState};
 use flashbuf_core::rng::SplitMix64;
-use flashbuf_core::{DeviceStats, DirtyRanges, PageId};
+use flashbuf_core::{DirtyRanges, PageId};
 use flashbuf_device::fault::{CrashMode, FaultDevice, FaultKind, FaultPlan, Tear};
-use flashbuf_device::{Device, DeviceError, MemDevice, WriteOp};
+use flashbuf_device::{Device, MemDevice};
 use flashbuf_store::stable_buffer::{
     FlushMode, PatternCosts, Recognition, StableBufferConfig, StableBufferStore,
 };
 use flashbuf_store::{PageStore, ReadOutcome, StoreError};
+use flashbuf_testkit::tap::{Recorder, TapDevice};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -113,101 +114,11 @@ fn verify(store: &dyn PageStore, m: &Model, what: &str) -> HashMap<u64, u64> {
     got
 }
 
-/// Taps crash images before every device write and sync.
-struct Recorder {
-    model: Model,
-    rng: SplitMix64,
-    images: Vec<(String, Vec<u8>, Model)>,
-    enabled: bool,
-}
-
-struct Tap {
-    dev: Arc<FaultDevice>,
-    rec: Arc<Mutex<Recorder>>,
-}
-
-impl Tap {
-    fn tap(&self) {
-        let mut r = self.rec.lock().unwrap();
-        if !r.enabled {
-            return;
-        }
-        let pending = self.dev.pending_writes();
-        let tear = |r: &mut SplitMix64| Tear {
-            sector_bytes: 128,
-            garbage: r.below(2) == 0,
-        };
-        for _ in 0..2 {
-            let mode = match r.rng.below(6) {
-                0 => CrashMode::LoseUnsynced,
-                1 => CrashMode::KeepAll,
-                2 => CrashMode::Prefix {
-                    writes: r.rng.below(pending as u64 + 1) as usize,
-                    tear: None,
-                },
-                3 => CrashMode::Prefix {
-                    writes: r.rng.below(pending as u64 + 1) as usize,
-                    tear: Some(tear(&mut r.rng)),
-                },
-                4 => CrashMode::Random {
-                    seed: r.rng.next_u64(),
-                    tear: None,
-                },
-                _ => CrashMode::Random {
-                    seed: r.rng.next_u64(),
-                    tear: Some(tear(&mut r.rng)),
-                },
-            };
-            let img = self.dev.crash_image(mode);
-            let model = r.model.clone();
-            r.images
-                .push((format!("{mode:?} of {pending}"), img, model));
-        }
-    }
-}
-
-impl Device for Tap {
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
-        self.dev.read_at(offset, buf)
-    }
-    fn write_at(&self, offset: u64, buf: &[u8]) -> Result<(), DeviceError> {
-        self.write_batch(&[WriteOp { offset, data: buf }])
-    }
-    fn write_batch(&self, ops: &[WriteOp<'_>]) -> Result<(), DeviceError> {
-        self.tap();
-        self.dev.write_batch(ops)
-    }
-    fn sync(&self) -> Result<(), DeviceError> {
-        self.tap();
-        self.dev.sync()
-    }
-    fn len(&self) -> u64 {
-        self.dev.len()
-    }
-    fn set_len(&self, len: u64) -> Result<(), DeviceError> {
-        self.dev.set_len(len)
-    }
-    fn stats(&self) -> DeviceStats {
-        self.dev.stats()
-    }
-    fn describe(&self) -> String {
-        "tap".into()
-    }
-}
-
 /// Runs a seeded workload with taps; returns the crash images and their models.
 fn workload(seed: u64, c: &StableBufferConfig, ops: usize) -> Vec<(String, Vec<u8>, Model)> {
     let dev = Arc::new(FaultDevice::new(0));
-    let rec = Arc::new(Mutex::new(Recorder {
-        model: Model::default(),
-        rng: SplitMix64::new(seed ^ 0xC0FFEE),
-        images: Vec::new(),
-        enabled: false,
-    }));
-    let tap = Tap {
-        dev: Arc::clone(&dev),
-        rec: Arc::clone(&rec),
-    };
+    let rec = Arc::new(Mutex::new(Recorder::new(Model::default(), seed ^ 0xC0FFEE)));
+    let tap = TapDevice::new(Arc::clone(&dev), Arc::clone(&rec));
     let store = StableBufferStore::create(tap, c.clone()).unwrap();
     rec.lock().unwrap().enabled = true;
     let mut rng = SplitMix64::new(seed);

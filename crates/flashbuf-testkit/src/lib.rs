@@ -19,6 +19,8 @@
 //! - [`model`]: what each page may hold after a crash (design.md §6), and the verdicts.
 //! - [`fronts`]: what the operations go through — the store itself ([`fronts::StoreFront`])
 //!   or a cache over it (the lab's `PoolFront`).
+//! - [`tap`]: a device that takes crash images before every device write and sync, for
+//!   crash points inside a store's operations.
 //! - [`sim`]: operation sequences (writes, batches, reads, flushes, syncs, crashes) run
 //!   through a [`fronts::Front`] (the store itself, or a buffer pool over it) against the
 //!   model, with every crash point verified under several crash modes.
@@ -52,5 +54,6 @@ pub mod model;
 pub mod schedule;
 pub mod sim;
 mod stores;
+pub mod tap;
 
 pub use stores::CrashStore;

@@ -277,6 +277,9 @@ impl<S: PageStore> PageStore for WriteBackStats<S> {
     fn device_stats(&self) -> DeviceStats {
         self.inner.device_stats()
     }
+    fn report(&self) -> Vec<(String, f64)> {
+        self.inner.report()
+    }
     fn check_invariants(&self) -> Result<(), String> {
         self.inner.check_invariants()
     }

@@ -513,13 +513,7 @@ impl<D: Device> Inner<D> {
     }
 
     fn check_buf(&self, len: usize) -> Result<(), StoreError> {
-        if len != self.cfg.page_size {
-            return Err(StoreError::Invalid(format!(
-                "buffer of {len} bytes for a store with page size {}",
-                self.cfg.page_size
-            )));
-        }
-        Ok(())
+        crate::checks::check_buf(len, self.cfg.page_size)
     }
 }
 

@@ -1,0 +1,375 @@
+//! Logs in memory and their on-device record form: the changed byte ranges of one page
+//! with the bytes they hold.
+//!
+//! Paper: "The log consists of two parts, the header and the content of the log. The
+//! header includes the information to identify the evicted DBMS-page, pairs of the offsets
+//! and the sizes of the updated regions inside the DBMS-page. The content is the updated
+//! tuples or the updated portions of the DBMS-page" (ICL paper, §2 *Write-optimized
+//! buffer*, `../shared/papers/icl-write-optimized-layer.txt`).
+//!
+//! # Readings
+//! - A log here is a set of sorted, disjoint, non-adjacent ranges with the bytes of the
+//!   page's newest version in them. Where the paper keeps one log per eviction and an ICL
+//!   log as "a set of logs" concatenated (§2 *InCremental Logging*), two logs of one page
+//!   are kept as their union, the newer bytes winning ([`Log::newer_over`]): applying the
+//!   union gives exactly what applying the logs in order gives, in fewer bytes.
+//! - The log always covers the page header (bytes `0..HEADER_BYTES`): a store write is a
+//!   newly sealed page, whose version and checksum changed whatever the caller's ranges say.
+//! - A record also names its *target*: the version and checksum of the page it produces
+//!   ([`Ident`]). A read accepts a record only if applying it gives a page that passes its
+//!   check and carries that identity (see `read.rs`); a record without ranges (a
+//!   *tombstone*) says "the home page is this version", written when a page with logs on
+//!   the device goes home whole.
+//!
+//! # Record layout (little-endian), inside a log page
+//! | bytes | field |
+//! |---|---|
+//! | 0..8 | page id |
+//! | 8..16 | target version |
+//! | 16..20 | target checksum |
+//! | 20..22 | number of ranges `n` |
+//! | 22..24 | flags (bit 0: tombstone) |
+//! | 24..24+4n | ranges: start `u16`, length `u16` |
+//! | then | the bytes of the ranges, in order |
+
+use flashbuf_core::page::{self, HEADER_BYTES};
+use flashbuf_core::{DirtyRanges, PageId};
+
+/// Bytes of a record's header.
+pub const RECORD_HEADER_BYTES: usize = 24;
+/// Bytes per range in a record.
+pub const RANGE_BYTES: usize = 4;
+/// Record flag: a tombstone (no ranges; the home page is the target).
+const FLAG_TOMBSTONE: u16 = 1;
+
+/// A half-open byte range of a page, `start..end`.
+pub type Span = (u32, u32);
+
+/// The identity of a sealed page version: its header's version stamp and checksum (an
+/// unwritten, all-zero page is version 0 with checksum 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Ident {
+    /// Version stamp.
+    pub version: u64,
+    /// Checksum stored in the header.
+    pub crc: u32,
+}
+
+impl Ident {
+    /// The identity stored in `page`'s header.
+    pub fn of(page: &[u8]) -> Self {
+        let h = page::read_header(page);
+        Self {
+            version: h.version,
+            crc: h.checksum,
+        }
+    }
+}
+
+/// Changed ranges of one page and their bytes (see the module docs).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Log {
+    spans: Vec<Span>,
+    bytes: Vec<u8>,
+}
+
+/// The union of two sorted, disjoint span lists; touching spans are joined.
+pub fn union_spans(a: &[Span], b: &[Span]) -> Vec<Span> {
+    let mut all: Vec<Span> = a.iter().chain(b).copied().collect();
+    all.sort_unstable();
+    let mut out: Vec<Span> = Vec::with_capacity(all.len());
+    for (s, e) in all {
+        match out.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => out.push((s, e)),
+        }
+    }
+    out
+}
+
+/// Total bytes of a span list.
+pub fn span_bytes(spans: &[Span]) -> usize {
+    spans.iter().map(|&(s, e)| (e - s) as usize).sum()
+}
+
+/// Bytes a record of these spans takes in a log page.
+pub fn record_bytes_of(spans: &[Span]) -> usize {
+    RECORD_HEADER_BYTES + RANGE_BYTES * spans.len() + span_bytes(spans)
+}
+
+/// The spans of a write: the caller's dirty ranges plus the page header, clipped to the
+/// page.
+pub fn write_spans(dirty: &DirtyRanges, page_size: usize) -> Vec<Span> {
+    let ps = page_size as u32;
+    let d: Vec<Span> = dirty
+        .iter()
+        .map(|r| (r.start.min(ps), r.end.min(ps)))
+        .filter(|&(s, e)| s < e)
+        .collect();
+    union_spans(&[(0, HEADER_BYTES as u32)], &d)
+}
+
+impl Log {
+    /// The log of `spans` holding `page`'s bytes there.
+    ///
+    /// # Panics
+    /// If a span lies outside `page` (a programming error).
+    pub fn from_page(page: &[u8], spans: Vec<Span>) -> Self {
+        let mut bytes = Vec::with_capacity(span_bytes(&spans));
+        for &(s, e) in &spans {
+            bytes.extend_from_slice(&page[s as usize..e as usize]);
+        }
+        Self { spans, bytes }
+    }
+
+    /// The empty log.
+    pub fn empty() -> Self {
+        Self::default()
+    }
+
+    /// Its spans (sorted, disjoint).
+    pub fn spans(&self) -> &[Span] {
+        &self.spans
+    }
+
+    /// Whether it changes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+
+    /// Bytes of content.
+    pub fn data_bytes(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Bytes its record takes in a log page.
+    pub fn record_bytes(&self) -> usize {
+        RECORD_HEADER_BYTES + RANGE_BYTES * self.spans.len() + self.bytes.len()
+    }
+
+    /// Bytes of memory it holds (spans and content).
+    pub fn heap_bytes(&self) -> usize {
+        self.spans.capacity() * std::mem::size_of::<Span>() + self.bytes.capacity()
+    }
+
+    /// Writes its bytes into `page`.
+    ///
+    /// # Panics
+    /// If a span lies outside `page` (decoded records are checked against the page size).
+    pub fn apply(&self, page: &mut [u8]) {
+        let mut at = 0;
+        for &(s, e) in &self.spans {
+            let n = (e - s) as usize;
+            page[s as usize..e as usize].copy_from_slice(&self.bytes[at..at + n]);
+            at += n;
+        }
+    }
+
+    /// The cumulative log of `older` followed by `newer`: the union of their spans, with
+    /// `newer`'s bytes where it has them.
+    pub fn newer_over(older: &Log, newer: &Log) -> Log {
+        let spans = union_spans(&older.spans, &newer.spans);
+        let end = spans.last().map_or(0, |s| s.1 as usize);
+        let mut scratch = vec![0u8; end];
+        older.apply(&mut scratch);
+        newer.apply(&mut scratch);
+        Log::from_page(&scratch, spans)
+    }
+
+    /// Appends its record (`pid`, `target`) to `out`.
+    pub fn encode_record(&self, pid: PageId, target: Ident, out: &mut Vec<u8>) {
+        encode_header(pid, target, self.spans.len(), 0, out);
+        for &(s, e) in &self.spans {
+            out.extend_from_slice(&(s as u16).to_le_bytes());
+            out.extend_from_slice(&((e - s) as u16).to_le_bytes());
+        }
+        out.extend_from_slice(&self.bytes);
+    }
+
+    /// Checks the shape: sorted, disjoint, non-adjacent, non-empty spans within
+    /// `page_size`, and content of the right length.
+    pub fn check(&self, page_size: usize) -> Result<(), String> {
+        let mut prev_end: Option<u32> = None;
+        for &(s, e) in &self.spans {
+            if s >= e || e as usize > page_size {
+                return Err(format!("span {s}..{e} is empty or beyond the page"));
+            }
+            if prev_end.is_some_and(|p| s <= p) {
+                return Err(format!(
+                    "span {s}..{e} overlaps or touches the previous one"
+                ));
+            }
+            prev_end = Some(e);
+        }
+        if span_bytes(&self.spans) != self.bytes.len() {
+            return Err(format!(
+                "{} content bytes for spans of {}",
+                self.bytes.len(),
+                span_bytes(&self.spans)
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn encode_header(pid: PageId, target: Ident, n: usize, flags: u16, out: &mut Vec<u8>) {
+    out.extend_from_slice(&pid.0.to_le_bytes());
+    out.extend_from_slice(&target.version.to_le_bytes());
+    out.extend_from_slice(&target.crc.to_le_bytes());
+    out.extend_from_slice(&(n as u16).to_le_bytes());
+    out.extend_from_slice(&flags.to_le_bytes());
+}
+
+/// Appends a tombstone record: `pid`'s home page is version `target`.
+pub fn encode_tombstone(pid: PageId, target: Ident, out: &mut Vec<u8>) {
+    encode_header(pid, target, 0, FLAG_TOMBSTONE, out);
+}
+
+/// A record decoded from a log page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    /// The page.
+    pub pid: PageId,
+    /// The version the record produces (or, for a tombstone, the home page's).
+    pub target: Ident,
+    /// A tombstone: no ranges, the home page is the target.
+    pub tombstone: bool,
+    /// The ranges and bytes.
+    pub log: Log,
+}
+
+/// The little-endian `u16` at `b[at..]`.
+pub(crate) fn u16_at(b: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes([b[at], b[at + 1]])
+}
+
+/// The little-endian `u32` at `b[at..]`.
+pub(crate) fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+/// The little-endian `u64` at `b[at..]`.
+pub(crate) fn u64_at(b: &[u8], at: usize) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[at..at + 8]);
+    u64::from_le_bytes(a)
+}
+
+/// Decodes the record starting at `b[0]` for pages of `page_size`; returns it and its
+/// length. Every field is checked, so a damaged area is an error, never a panic.
+pub fn decode_record(b: &[u8], page_size: usize) -> Result<(Record, usize), String> {
+    if b.len() < RECORD_HEADER_BYTES {
+        return Err(format!("{} bytes left, less than a record header", b.len()));
+    }
+    let pid = PageId(u64_at(b, 0));
+    let target = Ident {
+        version: u64_at(b, 8),
+        crc: u32_at(b, 16),
+    };
+    let n = u16_at(b, 20) as usize;
+    let flags = u16_at(b, 22);
+    if flags & !FLAG_TOMBSTONE != 0 {
+        return Err(format!("record of {pid} has unknown flags {flags:#x}"));
+    }
+    let tombstone = flags & FLAG_TOMBSTONE != 0;
+    if tombstone && n != 0 {
+        return Err(format!("tombstone of {pid} has {n} ranges"));
+    }
+    let ranges_end = RECORD_HEADER_BYTES + RANGE_BYTES * n;
+    if b.len() < ranges_end {
+        return Err(format!("record of {pid} claims {n} ranges beyond the page"));
+    }
+    let mut spans = Vec::with_capacity(n);
+    for i in 0..n {
+        let at = RECORD_HEADER_BYTES + RANGE_BYTES * i;
+        let s = u32::from(u16_at(b, at));
+        let len = u32::from(u16_at(b, at + 2));
+        spans.push((s, s + len));
+    }
+    let data = span_bytes(&spans);
+    let end = ranges_end + data;
+    if b.len() < end {
+        return Err(format!(
+            "record of {pid} claims {data} bytes beyond the page"
+        ));
+    }
+    let log = Log {
+        spans,
+        bytes: b[ranges_end..end].to_vec(),
+    };
+    log.check(page_size)
+        .map_err(|m| format!("record of {pid}: {m}"))?;
+    Ok((
+        Record {
+            pid,
+            target,
+            tombstone,
+            log,
+        },
+        end,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn union_joins_overlapping_and_touching_spans() {
+        assert_eq!(
+            union_spans(&[(0, 4), (10, 12)], &[(4, 6), (11, 20), (30, 31)]),
+            vec![(0, 6), (10, 20), (30, 31)]
+        );
+        assert_eq!(union_spans(&[], &[]), Vec::<Span>::new());
+    }
+
+    #[test]
+    fn newer_bytes_win_and_apply_reconstructs() {
+        let mut v1 = vec![0u8; 64];
+        v1[10] = 1;
+        v1[20] = 1;
+        let older = Log::from_page(&v1, vec![(10, 11), (20, 21)]);
+        let mut v2 = v1.clone();
+        v2[20] = 2;
+        v2[40] = 2;
+        let newer = Log::from_page(&v2, vec![(20, 21), (40, 41)]);
+        let both = Log::newer_over(&older, &newer);
+        let mut base = vec![0u8; 64];
+        both.apply(&mut base);
+        assert_eq!(base, v2);
+        assert_eq!(both.record_bytes(), 24 + 3 * 4 + 3);
+    }
+
+    #[test]
+    fn records_roundtrip_and_damage_is_an_error() {
+        let mut p = vec![7u8; 512];
+        p[100] = 9;
+        let log = Log::from_page(&p, vec![(0, 32), (100, 140)]);
+        let t = Ident { version: 5, crc: 9 };
+        let mut out = Vec::new();
+        log.encode_record(PageId(3), t, &mut out);
+        encode_tombstone(PageId(4), t, &mut out);
+        let (r, n) = decode_record(&out, 512).unwrap();
+        assert_eq!(
+            (r.pid, r.target, r.tombstone, &r.log),
+            (PageId(3), t, false, &log)
+        );
+        assert_eq!(n, log.record_bytes());
+        let (r2, m) = decode_record(&out[n..], 512).unwrap();
+        assert!(r2.tombstone && r2.log.is_empty() && m == RECORD_HEADER_BYTES);
+        // A range beyond the page, a short buffer, unknown flags.
+        assert!(decode_record(&out, 120).is_err());
+        assert!(decode_record(&out[..30], 512).is_err());
+        let mut bad = out.clone();
+        bad[22] = 0x80;
+        assert!(decode_record(&bad, 512).is_err());
+    }
+
+    #[test]
+    fn write_spans_always_cover_the_header() {
+        let mut d = DirtyRanges::new();
+        d.add(100, 10);
+        assert_eq!(write_spans(&d, 4096), vec![(0, 32), (100, 110)]);
+        assert_eq!(write_spans(&DirtyRanges::full(512), 512), vec![(0, 512)]);
+    }
+}
