@@ -37,6 +37,10 @@ pub struct CompareArgs {
     /// A buffer size as a fraction of distinct pages (repeat for more).
     #[arg(long = "buffer-ratio")]
     pub buffer_ratio: Vec<f64>,
+    /// Runs of the matrix at once (default: the machine's cores). Counts are identical to
+    /// a sequential run's; each run is single-threaded.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub jobs: Option<u16>,
     /// Print CSV instead of a table.
     #[arg(long, conflicts_with = "json")]
     pub csv: bool,
@@ -104,6 +108,22 @@ const DEFAULT_POLICIES: &[&str] = &["lru", "cflru", "cfdc", "casa"];
 /// StableBuffer papers.
 const DEFAULT_DEVICES: &[&str] = &["sim:mtron"];
 
+/// One progress bar for the whole matrix (runs done, elapsed, ETA) on stderr; hidden
+/// when `quiet`.
+fn matrix_bar(total: usize, quiet: bool) -> indicatif::ProgressBar {
+    use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+    if quiet {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
+    if let Ok(s) = ProgressStyle::with_template(
+        "matrix [{bar:30}] {pos}/{len} runs, {elapsed} elapsed, ETA {eta}",
+    ) {
+        pb.set_style(s.progress_chars("=> "));
+    }
+    pb
+}
+
 pub fn run(a: CompareArgs) -> Result<ExitCode, LabError> {
     let mut buffers: Vec<BufferSize> = a
         .buffer_pages
@@ -147,17 +167,26 @@ pub fn run(a: CompareArgs) -> Result<ExitCode, LabError> {
         buffers,
     };
     let quiet = a.common.quiet || a.common.json || a.csv;
-    let total = m.len();
-    let mut done = 0;
-    let runs = compare(&m, |r| {
-        done += 1;
-        if !quiet {
-            eprintln!(
-                "[{done}/{total}] {} {} {} {} pages: {} misses, {} writes, {:.0} refs/s",
-                r.policy, r.store, r.device, r.buffer_pages, r.misses, r.page_writes, r.refs_per_s
-            );
-        }
-    })?;
+    let jobs = a.jobs.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        usize::from,
+    );
+    let bar = matrix_bar(m.len(), quiet);
+    let runs = compare(&m, jobs, |r| {
+        bar.println(format!(
+            "{} {} {} {} pages: {} misses, {} writes, {:.2} M refs/s",
+            r.policy,
+            r.store,
+            r.device,
+            r.buffer_pages,
+            r.misses,
+            r.page_writes,
+            r.refs_per_s / 1e6
+        ));
+        bar.inc(1);
+    });
+    bar.finish_and_clear();
+    let runs = runs?;
     if let Some(p) = &a.plot {
         let title = format!("{} ({} B pages)", m.base.trace.display(), m.base.page_size);
         flashbuf_lab::plot::plot_svg(&runs, p, &title)?;

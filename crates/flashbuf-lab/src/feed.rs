@@ -26,6 +26,12 @@
 //! Offline policies and the cost bounds need the whole (mapped, transformed) trace:
 //! [`Feed::collect_all`] drains a feed into one vector (16 bytes per reference) and
 //! [`Feed::from_memory`] replays such a vector through the same interface.
+//!
+//! # One decode for many runs
+//! A [`SharedTrace`] is a trace decoded once (mapped and transformed, 16 bytes per
+//! reference) behind an `Arc`: the runs of a `compare` matrix replay it from memory instead
+//! of each parsing the file again ([`SharedTrace::feed`]). It is made only when the trace
+//! fits a memory budget ([`SharedTrace::decode`] gives up past it).
 
 use crate::LabError;
 use flashbuf_core::PageId;
@@ -34,6 +40,7 @@ use flashbuf_workload::dynamics::{EpochTransformer, WorkloadTransform};
 use hashbrown::HashMap;
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
@@ -123,7 +130,7 @@ enum Source {
         handle: Option<JoinHandle<FeedSummary>>,
     },
     Memory {
-        refs: Vec<PageRef>,
+        refs: Arc<[PageRef]>,
         pos: usize,
         batch: usize,
         spare: RefCell<Vec<Vec<PageRef>>>,
@@ -178,10 +185,10 @@ impl Feed {
 
     /// A feed serving `refs` (already mapped and transformed) in batches, ending with
     /// `summary`.
-    pub fn from_memory(refs: Vec<PageRef>, summary: FeedSummary) -> Self {
+    pub fn from_memory(refs: impl Into<Arc<[PageRef]>>, summary: FeedSummary) -> Self {
         Self {
             src: Source::Memory {
-                refs,
+                refs: refs.into(),
                 pos: 0,
                 batch: BATCH_REFS,
                 spare: RefCell::new(Vec::new()),
@@ -199,6 +206,28 @@ impl Feed {
             self.recycle(b);
         }
         Ok((all, self.finish()?))
+    }
+
+    /// [`Self::collect_all`], unless the feed holds more than `max_refs` references: then
+    /// `None` (the rest is drained so the reader thread ends).
+    pub fn collect_up_to(
+        mut self,
+        max_refs: u64,
+    ) -> Result<Option<(Vec<PageRef>, FeedSummary)>, LabError> {
+        let mut all = Vec::new();
+        let mut over = false;
+        while let Some(b) = self.next_batch()? {
+            if !over && (all.len() + b.len()) as u64 > max_refs {
+                over = true;
+                all = Vec::new();
+            }
+            if !over {
+                all.extend_from_slice(&b);
+            }
+            self.recycle(b);
+        }
+        let summary = self.finish()?;
+        Ok((!over).then_some((all, summary)))
     }
 
     /// The next batch of mapped references, or `None` at the end of the trace.
@@ -380,5 +409,53 @@ impl PageSet {
 
     fn len(&self) -> u64 {
         self.len
+    }
+}
+
+/// A trace decoded once for many runs (see the module docs).
+#[derive(Debug, Clone)]
+pub struct SharedTrace {
+    refs: Arc<[PageRef]>,
+    summary: FeedSummary,
+    opts: FeedOptions,
+}
+
+impl SharedTrace {
+    /// Decodes `path` with `opts` into memory, or `None` if it holds more than `max_refs`
+    /// references (the file is read to its end either way: errors in it come back here).
+    pub fn decode(
+        path: &Path,
+        format: Option<Format>,
+        page_size: u32,
+        opts: &FeedOptions,
+        max_refs: u64,
+    ) -> Result<Option<Self>, LabError> {
+        let feed = Feed::start_with(path, format, page_size, opts)?;
+        Ok(feed.collect_up_to(max_refs)?.map(|(refs, summary)| Self {
+            refs: refs.into(),
+            summary,
+            opts: *opts,
+        }))
+    }
+
+    /// Whether a run whose feed has `opts` can replay this trace (same limit, same
+    /// transform).
+    pub fn serves(&self, opts: &FeedOptions) -> bool {
+        self.opts == *opts
+    }
+
+    /// A feed replaying the trace from memory.
+    pub fn feed(&self) -> Feed {
+        Feed::from_memory(Arc::clone(&self.refs), self.summary.clone())
+    }
+
+    /// The references.
+    pub fn refs(&self) -> &[PageRef] {
+        &self.refs
+    }
+
+    /// The summary of the decode.
+    pub fn summary(&self) -> &FeedSummary {
+        &self.summary
     }
 }

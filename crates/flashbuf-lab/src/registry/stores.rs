@@ -146,7 +146,7 @@ mod tests {
             buffers: vec![crate::BufferSize::Pages(8)],
         };
         let mut ran = 0;
-        let e = crate::compare::compare(&m, |_| ran += 1)
+        let e = crate::compare::compare(&m, 1, |_| ran += 1)
             .unwrap_err()
             .to_string();
         assert_eq!(ran, 0, "runs before the error");

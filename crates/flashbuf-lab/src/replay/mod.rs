@@ -25,11 +25,12 @@ mod util;
 
 pub use hook::{NoHook, ReplayHook};
 pub use setup::CAP_ABOVE_BYTES;
+pub(crate) use setup::feed_options;
 pub use util::process_cpu_s;
 
 use crate::bounds;
 use crate::config::RunConfig;
-use crate::feed::{Feed, FeedSummary};
+use crate::feed::{Feed, FeedSummary, SharedTrace};
 use crate::oracle::Oracle;
 use crate::registry::{build_store, parse_policy, PolicyPlan};
 use crate::result::RunResult;
@@ -47,7 +48,17 @@ use std::time::Instant;
 /// Replays one configuration. `scan` may carry a pre-computed scan of the trace (it is
 /// computed here when the run needs one and none is given).
 pub fn run(cfg: &RunConfig, scan: Option<&TraceScan>) -> Result<RunResult, LabError> {
-    run_hooked(cfg, scan, &mut NoHook)
+    run_inner(cfg, scan, None, &mut NoHook)
+}
+
+/// [`run`] replaying a trace decoded once for many runs (when it serves this run's feed;
+/// otherwise the file is read as usual). The results are identical.
+pub fn run_shared(
+    cfg: &RunConfig,
+    scan: Option<&TraceScan>,
+    shared: Option<&SharedTrace>,
+) -> Result<RunResult, LabError> {
+    run_inner(cfg, scan, shared, &mut NoHook)
 }
 
 /// [`run`] with a hook (see [`ReplayHook`]).
@@ -56,18 +67,28 @@ pub fn run_hooked(
     scan: Option<&TraceScan>,
     hook: &mut dyn ReplayHook,
 ) -> Result<RunResult, LabError> {
+    run_inner(cfg, scan, None, hook)
+}
+
+fn run_inner(
+    cfg: &RunConfig,
+    scan: Option<&TraceScan>,
+    shared: Option<&SharedTrace>,
+    hook: &mut dyn ReplayHook,
+) -> Result<RunResult, LabError> {
     // Names and options first: a bad spec fails before anything runs.
     cfg.validate()?;
     let policy = parse_policy(&cfg.policy)?;
     let is_pool = !matches!(policy, PolicyPlan::PassThrough);
     let mut plan = setup::plan(cfg, scan, is_pool)?;
+    let shared = shared.filter(|t| t.serves(&plan.feed));
     let clock = Clock {
         start: Instant::now(),
         cpu_start: process_cpu_s(),
     };
     let (device, chain) = setup::device_chain(cfg, &mut plan, hook)?;
     let cleanup = chain.cleanup.clone();
-    let result = replay_on(cfg, &plan, device, &chain, &policy, hook, &clock);
+    let result = replay_on(cfg, &plan, shared, device, &chain, &policy, hook, &clock);
     if let Some(p) = cleanup {
         let _ = std::fs::remove_file(p);
     }
@@ -98,9 +119,11 @@ struct Replay<'a> {
     dev0: DeviceStats,
 }
 
+#[allow(clippy::too_many_arguments)]
 fn replay_on(
     cfg: &RunConfig,
     plan: &Plan,
+    shared: Option<&SharedTrace>,
     device: Box<dyn flashbuf_device::Device>,
     chain: &DeviceChain,
     policy: &PolicyPlan,
@@ -111,7 +134,7 @@ fn replay_on(
     let store = build_store(&cfg.store, device, &plan.ctx)?;
     chain.presize(plan.ctx.data_bytes())?;
     hook.store_ready(&store)?;
-    let (feed, kept_trace, built) = policy_and_feed(cfg, plan, policy)?;
+    let (feed, kept_trace, built) = policy_and_feed(cfg, plan, shared, policy)?;
     let mut rp = Replay {
         cfg,
         plan,
@@ -152,7 +175,7 @@ fn replay_on(
     if let Some(cost) = cfg.bounds {
         let trace = match kept_trace {
             Some(t) => t,
-            None => collect_trace(cfg, plan)?.0,
+            None => collect_trace(cfg, plan, shared)?.0,
         };
         let b = bounds::compute(&trace, plan.frames, cost.model(&plan.ctx.facts));
         bounds::annotate(&mut r, &b);
@@ -167,10 +190,13 @@ type Pairs = Vec<(bool, u64)>;
 fn collect_trace(
     cfg: &RunConfig,
     plan: &Plan,
+    shared: Option<&SharedTrace>,
 ) -> Result<(Pairs, Vec<flashbuf_trace::PageRef>, FeedSummary), LabError> {
-    let (refs, summary) =
-        Feed::start_with(&cfg.trace, cfg.format, cfg.page_size as u32, &plan.feed)?
-            .collect_all()?;
+    let (refs, summary) = match shared {
+        Some(t) => (t.refs().to_vec(), t.summary().clone()),
+        None => Feed::start_with(&cfg.trace, cfg.format, cfg.page_size as u32, &plan.feed)?
+            .collect_all()?,
+    };
     let pairs = refs.iter().map(|r| (r.op.is_write(), r.page.0)).collect();
     Ok((pairs, refs, summary))
 }
@@ -183,15 +209,19 @@ type Built = Option<Box<dyn flashbuf_pool::policy::Policy>>;
 fn policy_and_feed(
     cfg: &RunConfig,
     plan: &Plan,
+    shared: Option<&SharedTrace>,
     policy: &PolicyPlan,
 ) -> Result<(Feed, Option<Pairs>, Built), LabError> {
     if policy.needs_trace() {
-        let (pairs, refs, summary) = collect_trace(cfg, plan)?;
+        let (pairs, refs, summary) = collect_trace(cfg, plan, shared)?;
         let p = policy.build(plan.frames, &plan.ctx, Some(&pairs))?;
         Ok((Feed::from_memory(refs, summary), Some(pairs), p))
     } else {
         let p = policy.build(plan.frames, &plan.ctx, None)?;
-        let feed = Feed::start_with(&cfg.trace, cfg.format, cfg.page_size as u32, &plan.feed)?;
+        let feed = match shared {
+            Some(t) => t.feed(),
+            None => Feed::start_with(&cfg.trace, cfg.format, cfg.page_size as u32, &plan.feed)?,
+        };
         Ok((feed, None, p))
     }
 }

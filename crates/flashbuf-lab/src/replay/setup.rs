@@ -76,10 +76,7 @@ pub(super) fn plan(
             &format!("buffer of {}", cfg.buffer),
         )?;
     }
-    let mut dynamics = cfg.dynamics;
-    if let (Some(w), Some(s)) = (dynamics.workload, &scan) {
-        dynamics.workload = Some(w.resolve(s.writes as f64 / s.references.max(1) as f64));
-    }
+    let (dynamics, feed) = feed_options(cfg, scan.as_ref());
     let epoch_refs = dynamics.epoch_refs.max(1);
     Ok(Plan {
         ctx: BuildContext {
@@ -92,11 +89,26 @@ pub(super) fn plan(
         frames,
         dynamics,
         epoch_refs,
-        feed: FeedOptions {
-            limit: cfg.limit_refs,
-            transform: dynamics.workload.map(|w| (w, epoch_refs, cfg.seed)),
-        },
+        feed,
     })
+}
+
+/// The run's dynamics (the workload model resolved against the trace's write ratio) and
+/// the options of its feed: every run of a matrix with the same base gets the same.
+pub(crate) fn feed_options(
+    cfg: &RunConfig,
+    scan: Option<&TraceScan>,
+) -> (Dynamics, FeedOptions) {
+    let mut dynamics = cfg.dynamics;
+    if let (Some(w), Some(s)) = (dynamics.workload, scan) {
+        dynamics.workload = Some(w.resolve(s.writes as f64 / s.references.max(1) as f64));
+    }
+    let epoch_refs = dynamics.epoch_refs.max(1);
+    let feed = FeedOptions {
+        limit: cfg.limit_refs,
+        transform: dynamics.workload.map(|w| (w, epoch_refs, cfg.seed)),
+    };
+    (dynamics, feed)
 }
 
 /// The handles the replay keeps on the device of a run.
