@@ -27,6 +27,10 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, LabError> {
         )?),
         BufferSize::Pages(_) => None,
     };
+    let build = flashbuf_core::buildinfo::BuildInfo::now();
+    if !a.replay.common.json {
+        eprintln!("{}", build.line());
+    }
     let mut runs = Vec::new();
     for i in 0..a.runs.max(1) {
         let r = flashbuf_lab::run(&cfg, scan.as_ref())?;
@@ -48,6 +52,14 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, LabError> {
     let last = &runs[runs.len() - 1];
     if a.replay.common.json {
         let doc = serde_json::json!({
+            "build": build,
+            "config": {
+                "policy": cfg.policy.to_string(), "store": cfg.store.to_string(),
+                "device": cfg.device.to_string(), "buffer": cfg.buffer.to_string(),
+                "page_size": cfg.page_size, "trace": cfg.trace, "format": cfg.format.map(|f| f.to_string()),
+                "limit_refs": cfg.limit_refs, "seed": cfg.seed, "paranoid": cfg.paranoid,
+                "presize": cfg.presize,
+            },
             "bench": {
                 "policy": last.policy, "store": last.store, "device": last.device,
                 "buffer_pages": last.buffer_pages, "page_size": last.page_size,

@@ -15,6 +15,7 @@
 //! This crate has no I/O and no global state; every layer above depends on it.
 
 pub mod aligned;
+pub mod buildinfo;
 pub mod config;
 pub mod facts;
 pub mod ids;

@@ -40,6 +40,13 @@ impl Rng {
 }
 
 fn ftl_random_writes(c: &mut Criterion) {
+    flashbuf_core::buildinfo::BuildInfo::record_bench(
+        "sim_speed",
+        serde_json::json!({
+            "logical_pages": LOGICAL, "page_bytes": 4096, "batch_writes": BATCH,
+            "channels": 8, "pattern": "uniform random 4 KiB writes, FTL full",
+        }),
+    );
     let mut g = c.benchmark_group("ftl_random_4k_writes");
     g.throughput(Throughput::Elements(BATCH));
     g.sample_size(10);

@@ -11,11 +11,11 @@
 //! starting; its error is returned.
 
 use crate::config::{BufferSize, RunConfig};
+use crate::feed::SharedTrace;
 use crate::registry::{
     device_facts, device_needs_capacity, validate_devices, validate_policy, validate_store,
     BuildContext, DeviceFacts,
 };
-use crate::feed::SharedTrace;
 use crate::replay::{feed_options, run_shared};
 use crate::result::RunResult;
 use crate::scan::{scan_trace, TraceScan};

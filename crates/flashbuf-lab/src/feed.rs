@@ -40,8 +40,8 @@ use flashbuf_workload::dynamics::{EpochTransformer, WorkloadTransform};
 use hashbrown::HashMap;
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
 /// Page numbers per extent of the address map.

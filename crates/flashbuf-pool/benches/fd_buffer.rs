@@ -84,6 +84,13 @@ fn bench(c: &mut Criterion) {
         return;
     };
     let trace = &trace[..REFS.min(trace.len())];
+    flashbuf_core::buildinfo::BuildInfo::record_bench(
+        "fd_buffer",
+        serde_json::json!({
+            "trace": "../shared/traces/tpcc-pg15-w4.pagetrace.csv.zst (compacted)",
+            "references": trace.len(), "frames": 1242,
+        }),
+    );
     advisor_overhead(trace);
     let mut g = c.benchmark_group("tpcc-1M-refs-1242-frames");
     g.sample_size(10);

@@ -103,6 +103,14 @@ fn bench(c: &mut Criterion) {
     let refs = load(REFS);
     let distinct = refs.iter().map(|r| r.1).collect::<HashSet<_>>().len();
     let frames = (distinct * 3).div_ceil(100);
+    flashbuf_core::buildinfo::BuildInfo::record_bench(
+        "policies",
+        serde_json::json!({
+            "trace": "../shared/traces/tpcc-pg15-w4.pagetrace.csv.zst", "references": refs.len(),
+            "distinct_pages": distinct, "frames": frames, "store": "direct", "device": "memory",
+            "page_size": 512, "policies": specs(),
+        }),
+    );
     let mut group = c.benchmark_group(format!("replay-tpcc-1M-{frames}-frames"));
     group.throughput(Throughput::Elements(refs.len() as u64));
     group.sample_size(10);

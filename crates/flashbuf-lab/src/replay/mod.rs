@@ -24,8 +24,8 @@ mod setup;
 mod util;
 
 pub use hook::{NoHook, ReplayHook};
-pub use setup::CAP_ABOVE_BYTES;
 pub(crate) use setup::feed_options;
+pub use setup::CAP_ABOVE_BYTES;
 pub use util::process_cpu_s;
 
 use crate::bounds;

@@ -95,10 +95,7 @@ pub(super) fn plan(
 
 /// The run's dynamics (the workload model resolved against the trace's write ratio) and
 /// the options of its feed: every run of a matrix with the same base gets the same.
-pub(crate) fn feed_options(
-    cfg: &RunConfig,
-    scan: Option<&TraceScan>,
-) -> (Dynamics, FeedOptions) {
+pub(crate) fn feed_options(cfg: &RunConfig, scan: Option<&TraceScan>) -> (Dynamics, FeedOptions) {
     let mut dynamics = cfg.dynamics;
     if let (Some(w), Some(s)) = (dynamics.workload, scan) {
         dynamics.workload = Some(w.resolve(s.writes as f64 / s.references.max(1) as f64));
