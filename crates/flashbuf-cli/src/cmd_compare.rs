@@ -4,8 +4,9 @@ use crate::common::{base_config, check_ratio, exit_for, print, CommonArgs};
 use clap::Args;
 use flashbuf_lab::compare::{compare, Matrix};
 use flashbuf_lab::registry::{validate_devices, validate_policy, validate_store};
-use flashbuf_lab::result::{csv, json, table};
+use flashbuf_lab::result::{csv, json, legend, table};
 use flashbuf_lab::spec::{ConfigError, Spec};
+use flashbuf_lab::sweep;
 use flashbuf_lab::{BufferSize, LabError};
 use std::process::ExitCode;
 
@@ -13,7 +14,9 @@ use std::process::ExitCode;
 pub struct CompareArgs {
     #[command(flatten)]
     pub common: CommonArgs,
-    /// A policy (repeat for more).
+    /// A policy (repeat for more). `flashbuf list policies` shows every name and option.
+    /// Option grids make one policy per value: `cfdc:window=0.25..0.75/3` (3 values,
+    /// evenly spaced), `cfdc:cluster_size=32|64`.
     #[arg(long = "policy")]
     pub policy: Vec<String>,
     /// Policies, comma-separated (options allowed: lru,cfdc:window=0.25,cluster_size=32).
@@ -31,12 +34,15 @@ pub struct CompareArgs {
     /// Devices, comma-separated (options allowed: sim:mtron:seed=7,precondition=true,memory).
     #[arg(long)]
     pub devices: Option<String>,
-    /// A buffer size in pages (repeat for more).
-    #[arg(long = "buffer-pages")]
-    pub buffer_pages: Vec<usize>,
-    /// A buffer size as a fraction of distinct pages (repeat for more).
-    #[arg(long = "buffer-ratio")]
-    pub buffer_ratio: Vec<f64>,
+    /// Buffer sizes in pages: a number, a list (`100,400`) or a log-spaced range
+    /// (`100..10000/5`); repeat for more.
+    #[arg(long = "buffer-pages", allow_hyphen_values = true)]
+    pub buffer_pages: Vec<String>,
+    /// Buffer sizes as fractions of the trace's distinct pages: a number, a list
+    /// (`0.01,0.03`) or a log-spaced range (`0.01..0.3/6`); repeat for more. Default:
+    /// 0.01, 0.03 and 0.1.
+    #[arg(long = "buffer-ratio", allow_hyphen_values = true)]
+    pub buffer_ratio: Vec<String>,
     /// Runs of the matrix at once (default: the machine's cores). Counts are identical to
     /// a sequential run's; each run is single-threaded.
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
@@ -96,10 +102,14 @@ fn specs(
                     _ => named(e),
                 }
             })?;
-            check(&spec).map_err(named)?;
-            Ok(spec)
+            let grid = sweep::expand(&spec).map_err(named)?;
+            for s in &grid {
+                check(s).map_err(|e| LabError::Usage(format!("{f} {n}: {s}: {e}")))?;
+            }
+            Ok(grid)
         })
-        .collect()
+        .collect::<Result<Vec<Vec<Spec>>, LabError>>()
+        .map(|v| v.into_iter().flatten().collect())
 }
 
 /// Policies compared when none is named: every online policy.
@@ -125,13 +135,30 @@ fn matrix_bar(total: usize, quiet: bool) -> indicatif::ProgressBar {
 }
 
 pub fn run(a: CompareArgs) -> Result<ExitCode, LabError> {
-    let mut buffers: Vec<BufferSize> = a
-        .buffer_pages
-        .iter()
-        .map(|&n| BufferSize::Pages(n))
-        .collect();
-    for &r in &a.buffer_ratio {
-        buffers.push(BufferSize::Ratio(check_ratio(r)?));
+    let mut buffers: Vec<BufferSize> = Vec::new();
+    for text in &a.buffer_pages {
+        let pages = sweep::sizes(text, |x| {
+            if x >= 1.0 && x.fract() == 0.0 {
+                Ok(x)
+            } else {
+                Err(LabError::Usage(format!(
+                    "--buffer-pages {text}: {x} is not a whole number of pages (at least 1)"
+                )))
+            }
+        })?;
+        for p in pages {
+            let b = BufferSize::Pages(p.round() as usize);
+            if !buffers.contains(&b) {
+                buffers.push(b);
+            }
+        }
+    }
+    for text in &a.buffer_ratio {
+        for r in sweep::sizes(text, |x| {
+            check_ratio(x).map_err(|e| LabError::Usage(format!("--buffer-ratio {text}: {e}")))
+        })? {
+            buffers.push(BufferSize::Ratio(r));
+        }
     }
     if buffers.is_empty() {
         buffers = vec![
@@ -198,6 +225,9 @@ pub fn run(a: CompareArgs) -> Result<ExitCode, LabError> {
         print(&csv(&runs))?;
     } else {
         print(&table(&runs))?;
+        if a.common.explain {
+            print(&format!("\n{}", legend(&runs)))?;
+        }
     }
     Ok(exit_for(&runs))
 }

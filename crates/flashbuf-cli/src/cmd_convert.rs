@@ -23,9 +23,10 @@ pub struct ConvertArgs {
     /// blkparse, blkparse-d, pagebin.
     #[arg(long, default_value = "auto")]
     pub format: String,
-    /// Page size in bytes for byte-addressed inputs.
-    #[arg(long, default_value_t = 4096)]
-    pub page_size: u32,
+    /// Page size in bytes for byte-addressed inputs (default: 8192, as in the bundled
+    /// PostgreSQL traces).
+    #[arg(long, default_value_t = crate::common::DEFAULT_PAGE_SIZE, value_parser = crate::common::parse_page_size)]
+    pub page_size: usize,
     /// Output file; zstd-compressed if it ends in `.zst`. Refuses to overwrite an existing
     /// file.
     #[arg(long)]
@@ -49,7 +50,7 @@ pub fn run(a: ConvertArgs) -> Result<ExitCode, LabError> {
                 .map_err(|e| LabError::Usage(e.to_string()))?,
         )
     };
-    let mut reader = TraceReader::open(&a.trace, format, a.page_size)?;
+    let mut reader = TraceReader::open(&a.trace, format, a.page_size as u32)?;
     let file = File::options()
         .write(true)
         .create_new(true)

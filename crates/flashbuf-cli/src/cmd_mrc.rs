@@ -16,8 +16,8 @@ pub struct MrcArgs {
     #[arg(long, default_value = "auto")]
     pub format: String,
     /// Page size in bytes (byte-addressed traces become one reference per page touched).
-    #[arg(long, default_value_t = 8192)]
-    pub page_size: u32,
+    #[arg(long, default_value_t = crate::common::DEFAULT_PAGE_SIZE, value_parser = crate::common::parse_page_size)]
+    pub page_size: usize,
     /// Policy: lru (the stack algorithm whose curves one pass gives exactly).
     #[arg(long, default_value = "lru")]
     pub policy: String,
@@ -102,16 +102,13 @@ pub fn run(a: MrcArgs) -> Result<ExitCode, LabError> {
             a.policy
         )));
     }
-    if a.page_size == 0 {
-        return Err(LabError::Usage("--page-size must be at least 1".into()));
-    }
     let sampling = sampling(a.sample.as_deref())?;
     let (read_us, write_us) = costs(&a.cost)?;
     let trace = a.trace.clone().unwrap_or_else(default_trace);
     let run = lru_curve(
         &trace,
         parse_format(&a.format)?,
-        a.page_size,
+        a.page_size as u32,
         a.limit,
         sampling,
         a.seed,

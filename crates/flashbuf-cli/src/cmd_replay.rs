@@ -1,7 +1,7 @@
 //! `flashbuf replay`: one trace through one policy × store × device.
 
 use crate::common::{exit_for, print, replay_config, ReplayArgs};
-use flashbuf_lab::result::{json, table};
+use flashbuf_lab::result::{json, legend, table};
 use flashbuf_lab::LabError;
 use std::process::ExitCode;
 
@@ -23,6 +23,9 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode, LabError> {
         print("\n")?;
     } else {
         print(&table(&runs))?;
+        if a.common.explain {
+            print(&format!("\n{}", legend(&runs)))?;
+        }
     }
     Ok(exit_for(&runs))
 }

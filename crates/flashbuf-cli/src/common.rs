@@ -10,6 +10,23 @@ use std::process::ExitCode;
 /// The bundled sample trace (first 200,000 references of the TPC-C page trace).
 pub const SAMPLE_TRACE: &str = "testdata/traces/tpcc-sample.pagetrace.csv.zst";
 
+/// The default page size: PostgreSQL's 8 KB blocks, those of every bundled PostgreSQL
+/// trace (no trace format here records its page size).
+pub const DEFAULT_PAGE_SIZE: usize = 8192;
+
+/// Parses `--page-size`: one rule for every command ([`flashbuf_lab::config::PAGE_SIZE_RULE`]).
+pub fn parse_page_size(s: &str) -> Result<usize, String> {
+    let n: usize = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a whole number of bytes"))?;
+    if flashbuf_core::page::is_valid_page_size(n) {
+        Ok(n)
+    } else {
+        Err(flashbuf_lab::config::PAGE_SIZE_RULE.to_string())
+    }
+}
+
 #[derive(Args, Clone)]
 pub struct CommonArgs {
     /// Trace file (.zst/.gz accepted). Default: the bundled sample under testdata/.
@@ -18,8 +35,9 @@ pub struct CommonArgs {
     /// Trace format: auto, pagetrace, msr, spc, lcs-csv, disksim, arc, oracle-general, blkparse, blkparse-d, pagebin.
     #[arg(long, default_value = "auto")]
     pub format: String,
-    /// Page size in bytes.
-    #[arg(long, default_value_t = 4096)]
+    /// Page size in bytes (default: 8192, PostgreSQL's, as in the bundled traces;
+    /// byte-addressed traces become one reference per page touched).
+    #[arg(long, default_value_t = DEFAULT_PAGE_SIZE, value_parser = parse_page_size)]
     pub page_size: usize,
     /// Seed for everything random.
     #[arg(long, default_value_t = 42)]
@@ -36,6 +54,9 @@ pub struct CommonArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// After the table, say what each column means.
+    #[arg(long)]
+    pub explain: bool,
     /// Workload dynamics applied to the replayed trace per epoch: wm1, wm2 (FD-Buffer
     /// paper's models) or ratio=X (a constant write ratio X, e.g. ratio=0.5 or ratio=50%).
     #[arg(long, conflicts_with = "write_ratio")]
@@ -77,7 +98,7 @@ pub struct ReplayArgs {
     #[arg(long, conflicts_with = "buffer_ratio")]
     pub buffer_pages: Option<usize>,
     /// Buffer size as a fraction of the trace's distinct pages (default 0.03).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub buffer_ratio: Option<f64>,
 }
 
@@ -165,7 +186,9 @@ pub fn print(s: &str) -> Result<(), LabError> {
 pub fn replay_config(a: &ReplayArgs) -> Result<RunConfig, LabError> {
     let buffer = match (a.buffer_pages, a.buffer_ratio) {
         (Some(n), _) => BufferSize::Pages(n),
-        (None, Some(r)) => BufferSize::Ratio(check_ratio(r)?),
+        (None, Some(r)) => BufferSize::Ratio(
+            check_ratio(r).map_err(|e| LabError::Usage(format!("--buffer-ratio {r}: {e}")))?,
+        ),
         (None, None) => BufferSize::Ratio(0.03),
     };
     let mut cfg = base_config(&a.common, buffer)?;
@@ -179,8 +202,6 @@ pub fn check_ratio(r: f64) -> Result<f64, LabError> {
     if r > 0.0 && r <= 1.0 {
         Ok(r)
     } else {
-        Err(LabError::Usage(format!(
-            "--buffer-ratio {r} must be in (0, 1]"
-        )))
+        Err(LabError::Usage(format!("{r} is not a fraction in (0, 1]")))
     }
 }

@@ -150,8 +150,102 @@ fn compare_runs_the_matrix_and_prints_csv() {
     assert!(o.status.success(), "{}", stderr(&o));
     let out = String::from_utf8(o.stdout).unwrap();
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines.len(), 1 + 4, "{out}");
+    // `none` has no buffer: it runs once, not once per buffer size.
+    assert_eq!(lines.len(), 1 + 3, "{out}");
     assert!(lines[0].starts_with("policy,store,device,buffer_pages"));
+    let header: Vec<&str> = lines[0].split(',').collect();
+    assert_eq!(
+        lines.iter().filter(|l| l.starts_with("none,")).count(),
+        1,
+        "{out}"
+    );
+    // The CSV has every field the JSON has, the miss ratio among them.
+    let j = flashbuf(&[
+        "compare",
+        "--limit",
+        "5000",
+        "--policies",
+        "lru,none",
+        "--buffer-pages",
+        "16",
+        "--buffer-pages",
+        "64",
+        "--json",
+        "--quiet",
+    ]);
+    let doc: serde_json::Value = serde_json::from_slice(&j.stdout).unwrap();
+    for run in doc["runs"].as_array().unwrap() {
+        for (k, v) in run.as_object().unwrap() {
+            if let Some(inner) = v.as_object() {
+                for ik in inner.keys() {
+                    let key = format!("{k}.{ik}");
+                    assert!(header.contains(&key.as_str()), "{key} not in {header:?}");
+                }
+            } else {
+                assert!(header.contains(&k.as_str()), "{k} not in {header:?}");
+            }
+        }
+    }
+    assert!(header.contains(&"miss_ratio") && header.contains(&"write_back_ratio"));
+}
+
+#[test]
+fn sweeps_lists_ranges_grids_and_clear_refusals() {
+    let o = flashbuf(&[
+        "compare",
+        "--limit",
+        "3000",
+        "--device",
+        "memory",
+        "--policies",
+        "cfdc:window=0.25..0.75/3",
+        "--buffer-ratio",
+        "0.01,0.1",
+        "--csv",
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert_eq!(out.lines().count(), 1 + 6, "{out}");
+    for w in ["0.25", "0.5", "0.75"] {
+        assert!(out.contains(&format!("window={w}")), "{w}: {out}");
+    }
+    for (args, want) in [
+        (
+            &["replay", "--buffer-ratio", "-1"][..],
+            "--buffer-ratio -1: -1 is not a fraction in (0, 1]",
+        ),
+        (
+            &["compare", "--buffer-ratio", "0.01..0.1"][..],
+            "needs its number of points",
+        ),
+        (
+            &["replay", "--page-size", "1000"][..],
+            "a page size is a power of two from 512 to 65536 bytes",
+        ),
+        (
+            &["replay", "--page-size", "0"][..],
+            "a page size is a power of two from 512 to 65536 bytes",
+        ),
+        (
+            &["mrc", "--page-size", "0"][..],
+            "a page size is a power of two from 512 to 65536 bytes",
+        ),
+    ] {
+        let o = flashbuf(args);
+        assert!(!o.status.success(), "{args:?}");
+        assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("header-only.csv");
+    std::fs::write(&empty, "op,page\n").unwrap();
+    let o = flashbuf(&["replay", "--trace", empty.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("holds no page references"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

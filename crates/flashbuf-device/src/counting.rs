@@ -85,6 +85,13 @@ impl<D: Device> CountingDevice<D> {
         &self.inner
     }
 
+    /// Device time of the reads and writes so far, nanoseconds (two relaxed loads: cheap
+    /// enough to take once per request of a replay).
+    #[inline]
+    pub fn time_ns(&self) -> u64 {
+        self.read_time_ns.load(Relaxed) + self.write_time_ns.load(Relaxed)
+    }
+
     /// Counts so far.
     pub fn counts(&self) -> IoCounts {
         IoCounts {

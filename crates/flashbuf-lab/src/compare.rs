@@ -40,9 +40,17 @@ pub struct Matrix {
 }
 
 impl Matrix {
-    /// Number of runs.
+    /// Number of runs (a pass-through policy, `none`, runs once per store and device: it
+    /// has no buffer to size).
     pub fn len(&self) -> usize {
-        self.policies.len() * self.stores.len() * self.devices.len() * self.buffers.len()
+        let passthrough = self.policies.iter().filter(|p| is_passthrough(p)).count();
+        let pooled = self.policies.len() - passthrough;
+        let per_cell = if self.buffers.is_empty() {
+            0
+        } else {
+            pooled * self.buffers.len() + passthrough
+        };
+        self.stores.len() * self.devices.len() * per_cell
     }
 
     /// Whether the matrix is empty.
@@ -67,8 +75,11 @@ impl Matrix {
         let mut v = Vec::with_capacity(self.len());
         for d in &self.devices {
             for s in &self.stores {
-                for &b in &self.buffers {
+                for (i, &b) in self.buffers.iter().enumerate() {
                     for p in &self.policies {
+                        if i > 0 && is_passthrough(p) {
+                            continue;
+                        }
                         let mut c = self.base.clone();
                         c.device = d.clone();
                         c.store = s.clone();
@@ -81,6 +92,11 @@ impl Matrix {
         }
         v
     }
+}
+
+/// Whether `p` is the pass-through policy (no buffer).
+fn is_passthrough(p: &Spec) -> bool {
+    p.name == crate::registry::PASS_THROUGH
 }
 
 /// Runs the matrix (every run with the base's options: dynamics, bounds, pre-sizing) on

@@ -108,14 +108,18 @@ impl Default for RunConfig {
     }
 }
 
+/// What a page size must be, everywhere in the lab and the CLI.
+pub const PAGE_SIZE_RULE: &str = "a page size is a power of two from 512 to 65536 bytes";
+
 impl RunConfig {
     /// Checks every name and option (policy, store, device), the page size and the buffer
     /// size without building or reading anything.
     pub fn validate(&self) -> Result<(), LabError> {
-        if self.page_size == 0 {
-            return Err(LabError::Usage(
-                "the page size must be at least 1 byte".into(),
-            ));
+        if !flashbuf_core::page::is_valid_page_size(self.page_size) {
+            return Err(LabError::Usage(format!(
+                "page size {}: {}",
+                self.page_size, PAGE_SIZE_RULE
+            )));
         }
         match self.buffer {
             BufferSize::Pages(0) => {

@@ -29,6 +29,7 @@ pub mod reproduce;
 pub mod result;
 pub mod scan;
 pub mod spec;
+pub mod sweep;
 pub mod torture;
 
 pub use config::{BufferSize, RunConfig};

@@ -52,6 +52,18 @@ pub struct RunResult {
     /// References whose page bytes were not what the last write left.
     pub verify_errors: u64,
     // ---- additions ----
+    /// `misses / references` (1 in pass-through mode).
+    pub miss_ratio: f64,
+    /// `page_writes / references`: write-backs (pass-through: writes) per reference.
+    pub write_back_ratio: f64,
+    /// Mean device time per reference, microseconds, on the device's clock (see
+    /// `replay::latency`; absent on the clockless memory device).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_time_mean_us: Option<f64>,
+    /// 99th percentile of the device time per reference, microseconds (3 significant
+    /// digits).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_time_p99_us: Option<f64>,
     /// Seed of the run.
     pub seed: u64,
     /// Trace format read.
@@ -143,6 +155,14 @@ pub struct RunResult {
 }
 
 impl RunResult {
+    /// Fills the ratios derived from the counts ([`Self::miss_ratio`],
+    /// [`Self::write_back_ratio`]).
+    pub fn derive_ratios(&mut self) {
+        let n = self.references.max(1) as f64;
+        self.miss_ratio = self.misses as f64 / n;
+        self.write_back_ratio = self.page_writes as f64 / n;
+    }
+
     /// A result with the configuration and the timing and device fields filled.
     pub fn new(
         cfg: &RunConfig,
@@ -214,52 +234,84 @@ fn human(n: f64) -> String {
     }
 }
 
-const COLUMNS: &[&str] = &[
-    "policy",
-    "store",
-    "device",
-    "buffer",
-    "refs",
-    "hits",
-    "misses",
-    "reads",
-    "writes",
-    "dev_reads",
-    "dev_writes",
-    "dev_time_s",
-    "io_cost_us",
-    "erases",
-    "WA",
-    "refs/s",
-    "verify",
+/// A column of the table: its heading, what it means (`--explain`), and its cell.
+struct Column {
+    head: &'static str,
+    meaning: &'static str,
+    cell: fn(&RunResult) -> String,
+}
+
+fn opt(x: Option<f64>, digits: usize) -> String {
+    x.map_or_else(|| "-".to_string(), |v| format!("{v:.digits$}"))
+}
+
+/// The table's columns: always the first group; the response times when any run has
+/// them; the bounds when any run was asked for them.
+const BASE_COLUMNS: &[Column] = &[
+    Column { head: "policy", meaning: "replacement policy with its options (none: pass-through, no buffer)", cell: |r| r.policy.clone() },
+    Column { head: "store", meaning: "page store (write path) with its options", cell: |r| r.store.clone() },
+    Column { head: "device", meaning: "device with its options", cell: |r| r.device.clone() },
+    Column { head: "buffer", meaning: "frames in the buffer pool (0 in pass-through mode)", cell: |r| r.buffer_pages.to_string() },
+    Column { head: "page", meaning: "page size in bytes", cell: |r| r.page_size.to_string() },
+    Column { head: "refs", meaning: "page references replayed", cell: |r| human(r.references as f64) },
+    Column { head: "miss_ratio", meaning: "misses / references (every reference misses in pass-through mode)", cell: |r| format!("{:.4}", r.miss_ratio) },
+    Column { head: "misses", meaning: "references that did not find their page in the pool", cell: |r| r.misses.to_string() },
+    Column { head: "reads", meaning: "pages the pool (or the pass-through replay) read from the store", cell: |r| r.page_reads.to_string() },
+    Column { head: "writes", meaning: "pages the pool wrote back to the store during the replay (pass-through: pages written); the final flush is not counted", cell: |r| r.page_writes.to_string() },
+    Column { head: "wb_ratio", meaning: "writes / references", cell: |r| format!("{:.4}", r.write_back_ratio) },
+    Column { head: "dev_reads", meaning: "read requests that reached the device (the store's own reads included: staging, logs, cleaning)", cell: |r| r.device_reads.to_string() },
+    Column { head: "dev_writes", meaning: "write requests that reached the device (staging, logs, cleaning and metadata included)", cell: |r| r.device_writes.to_string() },
+    Column { head: "dev_time_s", meaning: "device time in seconds: virtual time on simulated devices, the cost model's on cost:, measured on files, 0 on memory", cell: |r| format!("{:.3}", r.device_time_us / 1e6) },
+    Column { head: "io_cost_us", meaning: "device time per reference, microseconds", cell: |r| format!("{:.3}", r.io_cost) },
+    Column { head: "erases", meaning: "flash block erases (simulated flash)", cell: |r| r.erases.to_string() },
+    Column { head: "WA", meaning: "the flash translation layer's write amplification: flash pages programmed / pages the host wrote (1 where not applicable)", cell: |r| format!("{:.2}", r.write_amplification) },
+    Column { head: "refs/s", meaning: "references per wall-clock second, trace decoding included", cell: |r| human(r.refs_per_s.round()) },
+    Column { head: "verify", meaning: "references whose page bytes were not what the last write left (must be 0)", cell: |r| r.verify_errors.to_string() },
 ];
 
-fn row(r: &RunResult) -> Vec<String> {
-    vec![
-        r.policy.clone(),
-        r.store.clone(),
-        r.device.clone(),
-        r.buffer_pages.to_string(),
-        human(r.references as f64),
-        r.hits.to_string(),
-        r.misses.to_string(),
-        r.page_reads.to_string(),
-        r.page_writes.to_string(),
-        r.device_reads.to_string(),
-        r.device_writes.to_string(),
-        format!("{:.3}", r.device_time_us / 1e6),
-        format!("{:.3}", r.io_cost),
-        r.erases.to_string(),
-        format!("{:.2}", r.write_amplification),
-        human(r.refs_per_s.round()),
-        r.verify_errors.to_string(),
-    ]
+const RESPONSE_COLUMNS: &[Column] = &[
+    Column { head: "resp_us", meaning: "mean device time per reference, microseconds (a miss's read and the write-backs its eviction caused)", cell: |r| opt(r.response_time_mean_us, 1) },
+    Column { head: "p99_us", meaning: "99th percentile of the device time per reference, microseconds", cell: |r| opt(r.response_time_p99_us, 1) },
+];
+
+const BOUND_COLUMNS: &[Column] = &[
+    Column { head: "cost", meaning: "the run's cost under the bounds' model: reads x C_r + writes x C_w", cell: |r| opt(r.cost, 0) },
+    Column { head: "lower", meaning: "lower bound on any policy's cost for this trace and buffer (offline)", cell: |r| opt(r.cost_lower_bound, 0) },
+    Column { head: "upper", meaning: "cost of the best offline heuristic (bound_rule): an upper bound on the offline optimum, not on this run; an online policy may cost more", cell: |r| opt(r.cost_upper_bound, 0) },
+    Column { head: "x_lower", meaning: "cost / lower", cell: |r| opt(r.ratio_to_lower, 3) },
+];
+
+/// The columns the table shows for `runs`.
+fn columns(runs: &[RunResult]) -> Vec<&'static Column> {
+    let mut v: Vec<&Column> = BASE_COLUMNS.iter().collect();
+    if runs.iter().any(|r| r.response_time_mean_us.is_some()) {
+        v.extend(RESPONSE_COLUMNS);
+    }
+    if runs.iter().any(|r| r.cost.is_some()) {
+        v.extend(BOUND_COLUMNS);
+    }
+    v
+}
+
+/// What each column of [`table`] means, one line per column (`--explain`).
+pub fn legend(runs: &[RunResult]) -> String {
+    let cols = columns(runs);
+    let w = cols.iter().map(|c| c.head.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for c in cols {
+        let _ = writeln!(out, "{:<w$}  {}", c.head, c.meaning);
+    }
+    out
 }
 
 /// A plain-text table of `runs`, columns aligned.
 pub fn table(runs: &[RunResult]) -> String {
-    let rows: Vec<Vec<String>> = runs.iter().map(row).collect();
-    let mut widths: Vec<usize> = COLUMNS.iter().map(|c| c.len()).collect();
+    let cols = columns(runs);
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .map(|r| cols.iter().map(|c| (c.cell)(r)).collect())
+        .collect();
+    let mut widths: Vec<usize> = cols.iter().map(|c| c.head.len()).collect();
     for r in &rows {
         for (w, c) in widths.iter_mut().zip(r) {
             *w = (*w).max(c.len());
@@ -280,7 +332,7 @@ pub fn table(runs: &[RunResult]) -> String {
     };
     line(
         &mut out,
-        &COLUMNS.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+        &cols.iter().map(|c| c.head.to_string()).collect::<Vec<_>>(),
     );
     for r in &rows {
         line(&mut out, r);
@@ -288,43 +340,55 @@ pub fn table(runs: &[RunResult]) -> String {
     out
 }
 
-/// CSV of `runs` with every §8 field.
+/// Every scalar field of a run as JSON has it, nested maps flattened to `map.key`.
+fn flat(r: &RunResult) -> Vec<(String, serde_json::Value)> {
+    let mut out = Vec::new();
+    if let Ok(serde_json::Value::Object(m)) = serde_json::to_value(r) {
+        for (k, v) in m {
+            match v {
+                serde_json::Value::Object(inner) => {
+                    out.extend(inner.into_iter().map(|(ik, iv)| (format!("{k}.{ik}"), iv)));
+                }
+                v => out.push((k, v)),
+            }
+        }
+    }
+    out
+}
+
+/// CSV of `runs` with the same fields as [`json`] (nested reports flattened to
+/// `policy_report.KEY`, `store_report.KEY`): the union of every run's fields, in the
+/// order they first appear; a field a run lacks is empty.
 pub fn csv(runs: &[RunResult]) -> String {
-    let mut out = String::from(
-        "policy,store,device,buffer_pages,page_size,trace,references,hits,misses,page_reads,page_writes,device_reads,device_writes,device_time_us,io_cost,cpu_time_s,refs_per_s,erases,write_amplification,verify_errors\n",
-    );
+    let rows: Vec<Vec<(String, serde_json::Value)>> = runs.iter().map(flat).collect();
+    let mut header: Vec<String> = Vec::new();
+    for row in &rows {
+        for (k, _) in row {
+            if !header.contains(k) {
+                header.push(k.clone());
+            }
+        }
+    }
     let q = |s: &str| {
-        if s.contains([',', '"']) {
+        if s.contains([',', '"', '\n']) {
             format!("\"{}\"", s.replace('"', "\"\""))
         } else {
             s.to_string()
         }
     };
-    for r in runs {
-        let _ = writeln!(
-            out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{:.1},{:.4},{:.3},{:.0},{},{:.4},{}",
-            q(&r.policy),
-            q(&r.store),
-            q(&r.device),
-            r.buffer_pages,
-            r.page_size,
-            q(&r.trace),
-            r.references,
-            r.hits,
-            r.misses,
-            r.page_reads,
-            r.page_writes,
-            r.device_reads,
-            r.device_writes,
-            r.device_time_us,
-            r.io_cost,
-            r.cpu_time_s,
-            r.refs_per_s,
-            r.erases,
-            r.write_amplification,
-            r.verify_errors
-        );
+    let mut out = header.iter().map(|h| q(h)).collect::<Vec<_>>().join(",");
+    out.push('\n');
+    for row in &rows {
+        let cells: Vec<String> = header
+            .iter()
+            .map(|h| match row.iter().find(|(k, _)| k == h).map(|(_, v)| v) {
+                None | Some(serde_json::Value::Null) => String::new(),
+                Some(serde_json::Value::String(s)) => q(s),
+                Some(v) => q(&v.to_string()),
+            })
+            .collect();
+        out.push_str(&cells.join(","));
+        out.push('\n');
     }
     out
 }

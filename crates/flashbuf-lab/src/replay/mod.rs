@@ -18,6 +18,7 @@
 
 mod epoch;
 mod hook;
+mod latency;
 mod passthrough;
 mod pool;
 mod setup;
@@ -92,7 +93,14 @@ fn run_inner(
     if let Some(p) = cleanup {
         let _ = std::fs::remove_file(p);
     }
-    result
+    match result {
+        // A run of nothing measures nothing: say so rather than print a row of zeros.
+        Ok(r) if r.references == 0 => Err(LabError::Usage(format!(
+            "{}: the trace holds no page references (an empty file, a header only, or only records that reference no page)",
+            cfg.trace.display()
+        ))),
+        other => other,
+    }
 }
 
 /// When the run started (wall clock and process CPU).
@@ -116,6 +124,7 @@ struct Replay<'a> {
     oracle: Oracle,
     progress: ProgressBar,
     epochs: EpochHooks,
+    latency: latency::Latency,
     dev0: DeviceStats,
 }
 
@@ -146,6 +155,7 @@ fn replay_on(
             costs: plan.dynamics.asymmetry.map(|m| (plan.ctx.facts, m)),
             writes: 0,
         },
+        latency: latency::Latency::new(counting.clone()),
         dev0: store.device_stats(),
     };
     let mut r = match built {
@@ -153,6 +163,10 @@ fn replay_on(
         None => run_passthrough(&mut rp, feed, store, hook, clock)?,
     };
     rp.progress.finish_and_clear();
+    if let Some((mean, p99)) = rp.latency.summary_us() {
+        r.response_time_mean_us = Some(mean);
+        r.response_time_p99_us = Some(p99);
+    }
     if let Some(c) = counting {
         let io = c.counts();
         r.device_read_time_us = io.read_time_us;
@@ -169,6 +183,7 @@ fn replay_on(
         r.trace_writes = Some(rp.epochs.writes);
         r.asymmetry_added_us = asym.as_ref().map(|a| a.extra_us());
     }
+    r.derive_ratios();
     r.verify_errors = rp.oracle.errors();
     r.first_verify_error = rp.oracle.first_error().map(str::to_string);
     r.scan_time_s = plan.scan.as_ref().map_or(0.0, |s| s.scan_time_s);
@@ -243,6 +258,7 @@ fn run_pool(
         &rp.progress,
         cfg.paranoid,
         &mut rp.epochs,
+        &mut rp.latency,
     )?;
     let ps = pool.stats();
     let dev = pool.store().device_stats() - rp.dev0;
@@ -293,6 +309,7 @@ fn run_passthrough(
         &mut rp.oracle,
         &rp.progress,
         &mut rp.epochs,
+        &mut rp.latency,
         hook,
     )?;
     let dev = store.device_stats() - rp.dev0;

@@ -3,6 +3,7 @@
 
 use super::epoch::EpochHooks;
 use super::hook::ReplayHook;
+use super::latency::Latency;
 use crate::feed::{Feed, FeedSummary};
 use crate::oracle::Oracle;
 use crate::LabError;
@@ -27,6 +28,7 @@ pub(super) fn replay_passthrough(
     oracle: &mut Oracle,
     progress: &ProgressBar,
     epochs: &mut EpochHooks,
+    latency: &mut Latency,
     hook: &mut dyn ReplayHook,
 ) -> Result<Passed, LabError> {
     let page_size = store.page_size();
@@ -52,6 +54,7 @@ pub(super) fn replay_passthrough(
                     if read.is_ok() {
                         hook.after_ref(r.op, store);
                     }
+                    latency.tick();
                     match read {
                         Ok(_) => oracle.check(pid, &rbuf[HEADER_BYTES..]),
                         Err(StoreError::Corrupt { pid, reason }) => {
@@ -69,6 +72,7 @@ pub(super) fn replay_passthrough(
                     hook.before_ref(r.op);
                     store.write_page(pid, &wbuf, &full)?;
                     hook.after_ref(r.op, store);
+                    latency.tick();
                     writes += 1;
                 }
             }

@@ -2,6 +2,7 @@
 //! the pool's `access_many`; writes stamp it anew.
 
 use super::epoch::EpochHooks;
+use super::latency::Latency;
 use crate::feed::{Feed, FeedSummary};
 use crate::oracle::Oracle;
 use crate::LabError;
@@ -20,6 +21,7 @@ pub(super) fn replay_pool<S: PageStore>(
     progress: &ProgressBar,
     paranoid: bool,
     hooks: &mut EpochHooks,
+    latency: &mut Latency,
 ) -> Result<FeedSummary, LabError> {
     let mut batches = 0u64;
     let mut pos = 0u64;
@@ -35,12 +37,12 @@ pub(super) fn replay_pool<S: PageStore>(
                 if let Some(costs) = hooks.enter(pos / e) {
                     pool.update_costs(&costs);
                 }
-                access_all(pool, &batch[i..end], oracle)?;
+                access_all(pool, &batch[i..end], oracle, latency)?;
                 pos += (end - i) as u64;
                 i = end;
             }
         } else {
-            access_all(pool, &batch, oracle)?;
+            access_all(pool, &batch, oracle, latency)?;
             pos += batch.len() as u64;
         }
         progress.inc(batch.len() as u64);
@@ -58,6 +60,7 @@ fn access_all<S: PageStore>(
     pool: &BufferPool<S>,
     refs: &[PageRef],
     oracle: &mut Oracle,
+    latency: &mut Latency,
 ) -> Result<(), LabError> {
     let key = |i: usize| {
         let r = refs[i];
@@ -70,6 +73,7 @@ fn access_all<S: PageStore>(
     };
     let result = pool.access_many(refs.len(), key, |i, page| {
         let pid = refs[i].page;
+        latency.tick();
         match page {
             PageAccess::Read(data) => oracle.check(pid, data),
             PageAccess::Write(mut w) => {
