@@ -50,10 +50,14 @@ pub struct CompareArgs {
     /// Print CSV instead of a table.
     #[arg(long, conflicts_with = "json")]
     pub csv: bool,
-    /// Also draw I/O cost per reference against buffer size, one line per policy × store
-    /// × device, into this SVG file.
+    /// Also draw a metric against buffer size (log scale), one line per policy × store,
+    /// one panel per device, into this file (SVG, or PNG if it ends in .png).
     #[arg(long)]
     pub plot: Option<std::path::PathBuf>,
+    /// The plot's metric: miss-ratio, write-backs, cost (device us per reference), wa,
+    /// erases, response.
+    #[arg(long, default_value = "cost")]
+    pub metric: String,
 }
 
 /// The components named by a repeated flag and its comma-separated short form (split
@@ -193,6 +197,19 @@ pub fn run(a: CompareArgs) -> Result<ExitCode, LabError> {
         )?,
         buffers,
     };
+    let metric = flashbuf_lab::plot::Metric::parse(&a.metric)?;
+    if let Some(p) = &a.plot {
+        let ext = p
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        if !matches!(ext.as_deref(), Some("svg" | "png")) {
+            return Err(LabError::Usage(format!(
+                "--plot {}: the file name must end in .svg or .png",
+                p.display()
+            )));
+        }
+    }
     let quiet = a.common.quiet || a.common.json || a.csv;
     let jobs = a.jobs.map_or_else(
         || std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -216,7 +233,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode, LabError> {
     let runs = runs?;
     if let Some(p) = &a.plot {
         let title = format!("{} ({} B pages)", m.base.trace.display(), m.base.page_size);
-        flashbuf_lab::plot::plot_svg(&runs, p, &title)?;
+        flashbuf_lab::plot::plot(&runs, p, &title, metric)?;
     }
     if a.common.json {
         print(&json(&runs))?;
