@@ -22,13 +22,13 @@ pub struct CompareArgs {
     /// Policies, comma-separated (options allowed: lru,cfdc:window=0.25,cluster_size=32).
     #[arg(long)]
     pub policies: Option<String>,
-    /// A store (repeat for more).
+    /// A store (repeat for more); `flashbuf list stores`.
     #[arg(long = "store")]
     pub store: Vec<String>,
     /// Stores, comma-separated (options allowed).
     #[arg(long)]
     pub stores: Option<String>,
-    /// A device (repeat for more).
+    /// A device (repeat for more); `flashbuf list devices`.
     #[arg(long = "device")]
     pub device: Vec<String>,
     /// Devices, comma-separated (options allowed: sim:mtron:seed=7,precondition=true,memory).

@@ -25,7 +25,7 @@ pub struct ConvertArgs {
     pub format: String,
     /// Page size in bytes for byte-addressed inputs (default: 8192, as in the bundled
     /// PostgreSQL traces).
-    #[arg(long, default_value_t = crate::common::DEFAULT_PAGE_SIZE, value_parser = crate::common::parse_page_size)]
+    #[arg(long, default_value_t = crate::common::DEFAULT_PAGE_SIZE, value_parser = crate::common::parse_trace_page_size)]
     pub page_size: usize,
     /// Output file; zstd-compressed if it ends in `.zst`. Refuses to overwrite an existing
     /// file.

@@ -16,7 +16,7 @@ pub struct MrcArgs {
     #[arg(long, default_value = "auto")]
     pub format: String,
     /// Page size in bytes (byte-addressed traces become one reference per page touched).
-    #[arg(long, default_value_t = crate::common::DEFAULT_PAGE_SIZE, value_parser = crate::common::parse_page_size)]
+    #[arg(long, default_value_t = crate::common::DEFAULT_PAGE_SIZE, value_parser = crate::common::parse_trace_page_size)]
     pub page_size: usize,
     /// Policy: lru (the stack algorithm whose curves one pass gives exactly).
     #[arg(long, default_value = "lru")]

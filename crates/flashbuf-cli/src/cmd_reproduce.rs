@@ -11,7 +11,8 @@ use std::process::ExitCode;
 /// Arguments of `flashbuf reproduce`.
 #[derive(Args)]
 pub struct ReproduceArgs {
-    /// The paper: cfdc, fd-buffer, stablebuffer, icl, nipu, or all.
+    /// The paper (every paper the lab reproduces, or all).
+    #[arg(value_parser = papers())]
     pub paper: String,
     /// Directory of the shared traces.
     #[arg(long, default_value = "../shared/traces")]
@@ -28,6 +29,16 @@ pub struct ReproduceArgs {
     /// No progress output.
     #[arg(long)]
     pub quiet: bool,
+}
+
+/// The papers the lab reproduces (its table), and `all`.
+fn papers() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        flashbuf_lab::reproduce::PAPERS
+            .iter()
+            .copied()
+            .chain(["all"]),
+    )
 }
 
 /// Runs `flashbuf reproduce`.

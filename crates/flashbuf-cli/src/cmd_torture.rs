@@ -12,6 +12,7 @@ use flashbuf_lab::torture::real::{torture, TortureConfig};
 use flashbuf_lab::torture::{torture_sim, SimTortureConfig, StoreTorture, Via};
 use flashbuf_lab::LabError;
 use flashbuf_testkit::CrashStore;
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -74,15 +75,7 @@ fn sim_table(runs: &[StoreTorture], cfg: &SimTortureConfig) -> String {
         "torture --sim: seed {}, {} crash points per store, {} crash images per point\n",
         cfg.seed, cfg.crash_points, cfg.fanout
     );
-    // Stores given with options have long names: the column fits the longest.
-    let w = runs
-        .iter()
-        .map(|r| r.store.len())
-        .max()
-        .unwrap_or(0)
-        .max(16);
-    s.push_str(&format!(
-        "{:<w$} {:>9} {:>6} {:>8} {:>12} {:>12} {:>9} {:>7} {:>7} {:>6} {:>8} {:>8}\n",
+    let head = [
         "store",
         "scenarios",
         "pool",
@@ -93,26 +86,54 @@ fn sim_table(runs: &[StoreTorture], cfg: &SimTortureConfig) -> String {
         "old",
         "newest",
         "interm",
-        "corrupt",
-        "seconds"
-    ));
-    for r in runs {
-        let p = &r.report;
-        s.push_str(&format!(
-            "{:<w$} {:>9} {:>6} {:>8} {:>12} {:>12} {:>9} {:>7} {:>7} {:>6} {:>8} {:>8.1}\n",
-            r.store,
-            p.scenarios,
-            r.pool_scenarios,
-            p.ops,
-            p.crash_points,
-            p.pages_checked,
-            p.synced,
-            p.old,
-            p.newest,
-            p.intermediate,
-            p.corrupt_unsynced,
-            r.seconds
-        ));
+        "torn",
+        "seconds",
+    ];
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .map(|r| {
+            let p = &r.report;
+            vec![
+                r.store.clone(),
+                p.scenarios.to_string(),
+                r.pool_scenarios.to_string(),
+                p.ops.to_string(),
+                p.crash_points.to_string(),
+                p.pages_checked.to_string(),
+                p.synced.to_string(),
+                p.old.to_string(),
+                p.newest.to_string(),
+                p.intermediate.to_string(),
+                p.corrupt_unsynced.to_string(),
+                format!("{:.1}", r.seconds),
+            ]
+        })
+        .collect();
+    // Every column as wide as its widest cell, so long store names never shift the rest.
+    let widths: Vec<usize> = (0..head.len())
+        .map(|c| {
+            rows.iter()
+                .map(|r| r[c].len())
+                .chain([head[c].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |cells: Vec<String>| {
+        let mut l = String::new();
+        for (c, (cell, w)) in cells.iter().zip(&widths).enumerate() {
+            if c == 0 {
+                l.push_str(&format!("{cell:<w$}"));
+            } else {
+                l.push_str(&format!("  {cell:>w$}"));
+            }
+        }
+        l.push('\n');
+        l
+    };
+    s.push_str(&line(head.iter().map(|h| h.to_string()).collect()));
+    for r in rows {
+        s.push_str(&line(r));
     }
     for r in runs {
         let modes: Vec<String> = r
@@ -127,7 +148,11 @@ fn sim_table(runs: &[StoreTorture], cfg: &SimTortureConfig) -> String {
             modes.join(", ")
         ));
     }
-    s.push_str("0 violations\n");
+    s.push_str(
+        "old/newest/interm: pages found at their last synced version, at the newest written, \
+         or between; torn: unsynced pages a crash tore, reported corrupt and never returned \
+         as data (allowed)\n0 violations\n",
+    );
     s
 }
 
@@ -139,7 +164,33 @@ fn run_sim(a: &TortureArgs) -> Result<ExitCode, LabError> {
         via: a.via.parse::<Via>()?,
         fanout: 8,
     };
-    match torture_sim(&cfg, &mut |_| {}) {
+    let per_store = cfg.crash_points;
+    let total = per_store.saturating_mul(cfg.stores.len() as u64);
+    let bar = if a.json || !std::io::stderr().is_terminal() {
+        indicatif::ProgressBar::hidden()
+    } else {
+        let pb = indicatif::ProgressBar::new(total);
+        if let Ok(st) = indicatif::ProgressStyle::with_template(
+            "torture --sim {msg} [{bar:30}] {pos}/{len} crash points, ETA {eta}",
+        ) {
+            pb.set_style(st.progress_chars("=> "));
+        }
+        pb
+    };
+    let (mut current, mut done_before) = (String::new(), 0u64);
+    let mut on_scenario = |t: &StoreTorture| {
+        if t.store != current {
+            if !current.is_empty() {
+                done_before += per_store;
+            }
+            current.clone_from(&t.store);
+            bar.set_message(current.clone());
+        }
+        bar.set_position(done_before + t.report.crash_points.min(per_store));
+    };
+    let outcome = torture_sim(&cfg, &mut on_scenario);
+    bar.finish_and_clear();
+    match outcome {
         Ok(runs) => {
             if a.json {
                 let doc = serde_json::json!({

@@ -14,7 +14,20 @@ pub const SAMPLE_TRACE: &str = "testdata/traces/tpcc-sample.pagetrace.csv.zst";
 /// trace (no trace format here records its page size).
 pub const DEFAULT_PAGE_SIZE: usize = 8192;
 
-/// Parses `--page-size`: one rule for every command ([`flashbuf_lab::config::PAGE_SIZE_RULE`]).
+/// Parses `--page-size` of the commands that only read traces (`convert`, `mrc`): the
+/// unit byte addresses are divided by, any whole number of bytes from 1 (`1` keeps
+/// byte or object addresses as they are).
+pub fn parse_trace_page_size(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if n >= 1 && u32::try_from(n).is_ok() => Ok(n),
+        _ => Err(format!(
+            "'{s}': for reading a trace, the page size is a whole number of bytes from 1 to {}",
+            u32::MAX
+        )),
+    }
+}
+
+/// Parses `--page-size` of the commands that build stores ([`flashbuf_lab::config::PAGE_SIZE_RULE`]).
 pub fn parse_page_size(s: &str) -> Result<usize, String> {
     let n: usize = s
         .trim()
@@ -85,13 +98,15 @@ pub struct CommonArgs {
 pub struct ReplayArgs {
     #[command(flatten)]
     pub common: CommonArgs,
-    /// Replacement policy (`none` = pass-through to the store).
+    /// Buffer replacement policy, `NAME[:key=value,...]` (`none`: pass-through to the
+    /// store); `flashbuf list policies` shows every name and option.
     #[arg(long, default_value = "lru")]
     pub policy: String,
-    /// Page store.
+    /// Page store (write path), `NAME[:key=value,...]`; `flashbuf list stores`.
     #[arg(long, default_value = "direct")]
     pub store: String,
-    /// Device.
+    /// Device, `NAME[:ARG][:key=value,...]` (`memory`, `sim:mtron`, `file:PATH`, ...);
+    /// `flashbuf list devices`.
     #[arg(long, default_value = "memory")]
     pub device: String,
     /// Buffer size in pages.

@@ -4,6 +4,7 @@ mod cmd_bench;
 mod cmd_check;
 mod cmd_compare;
 mod cmd_convert;
+mod cmd_list;
 mod cmd_mrc;
 mod cmd_profile;
 mod cmd_replay;
@@ -49,6 +50,10 @@ enum Command {
     Torture(cmd_torture::TortureArgs),
     /// Recover a store and verify it (against a torture journal if the directory has one).
     Check(cmd_check::CheckArgs),
+    /// Every policy, store, device, FTL and workload with its options, defaults, ranges
+    /// and a line of help (the names `--policy`, `--store`, `--device` and `--workload`
+    /// take).
+    List(cmd_list::ListArgs),
 }
 
 fn main() -> ExitCode {
@@ -63,6 +68,7 @@ fn main() -> ExitCode {
         Command::Reproduce(a) => cmd_reproduce::run(a),
         Command::Torture(a) => cmd_torture::run(a),
         Command::Check(a) => cmd_check::run(a),
+        Command::List(a) => cmd_list::run(a),
     };
     match r {
         Ok(code) => code,

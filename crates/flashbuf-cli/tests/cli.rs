@@ -229,7 +229,7 @@ fn sweeps_lists_ranges_grids_and_clear_refusals() {
         ),
         (
             &["mrc", "--page-size", "0"][..],
-            "a page size is a power of two from 512 to 65536 bytes",
+            "the page size is a whole number of bytes from 1",
         ),
     ] {
         let o = flashbuf(args);
@@ -300,9 +300,36 @@ fn compare_draws_an_svg_plot() {
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(
-        text.contains("<svg") && text.contains("cflru / direct / memory"),
+        text.contains("<svg") && text.contains("cflru / direct") && text.contains("memory"),
         "{text}"
     );
+    // PNG by extension, another metric; an unknown extension is refused before any run.
+    let png = dir.path().join("cmp.png");
+    let o = flashbuf(&[
+        "compare",
+        "--limit",
+        "3000",
+        "--policies",
+        "lru",
+        "--device",
+        "memory",
+        "--buffer-pages",
+        "16,64",
+        "--quiet",
+        "--metric",
+        "miss-ratio",
+        "--plot",
+        png.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(&std::fs::read(&png).unwrap()[1..4], b"PNG");
+    let o = flashbuf(&["compare", "--plot", "x.pdf"]);
+    assert!(
+        stderr(&o).contains("must end in .svg or .png"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(o.stdout.is_empty());
 }
 
 #[test]

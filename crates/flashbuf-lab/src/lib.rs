@@ -20,6 +20,7 @@ pub mod config;
 mod error;
 pub mod feed;
 pub mod limits;
+pub mod list;
 pub mod mrc;
 pub mod oracle;
 pub mod plot;

@@ -154,8 +154,9 @@ pub fn plot(runs: &[RunResult], path: &Path, title: &str, metric: Metric) -> Res
     }
 }
 
-/// Registers the bundled font (once per process).
-fn register_font() {
+/// Registers the bundled font as plotters' `sans-serif` (once per process): every chart
+/// of the lab lays out its text with it.
+pub fn register_font() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         // A failure leaves plotters without the font; drawing then reports it.

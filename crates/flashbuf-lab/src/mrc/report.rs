@@ -156,6 +156,7 @@ pub fn plot(rows: &[CurveRow], references: f64, path: &Path, title: &str) -> Res
     };
     let x0 = first.buffer_pages as f64;
     let x1 = (last.buffer_pages as f64).max(x0 + 1.0);
+    crate::plot::register_font();
     let root = SVGBackend::new(path, (900, 900)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
     let root = root

@@ -21,13 +21,21 @@ pub(super) fn progress_bar(cfg: &RunConfig, scan: Option<&TraceScan>) -> Progres
     };
     let style = if total.is_some() {
         ProgressStyle::with_template(
-            "{prefix} [{bar:30}] {human_pos}/{human_len} refs ({per_sec}, {eta})",
+            "{prefix} [{bar:30}] {human_pos}/{human_len} refs, {rate}, ETA {eta}",
         )
     } else {
-        ProgressStyle::with_template("{prefix} {spinner} {human_pos} refs ({per_sec})")
+        ProgressStyle::with_template("{prefix} {spinner} {human_pos} refs, {rate}")
     };
     if let Ok(s) = style {
-        pb.set_style(s.progress_chars("=> "));
+        pb.set_style(
+            s.with_key(
+                "rate",
+                |st: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = write!(w, "{:.2} M refs/s", st.per_sec() / 1e6);
+                },
+            )
+            .progress_chars("=> "),
+        );
     }
     pb.set_prefix(format!("{} {} {}", cfg.policy, cfg.store, cfg.device));
     pb
