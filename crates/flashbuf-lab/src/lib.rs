@@ -15,6 +15,7 @@
 //! - [`limits`]: what a run can use and what the machine can hold (buffer sizes).
 
 pub mod bounds;
+pub mod byte_limit;
 pub mod compare;
 pub mod config;
 mod error;
