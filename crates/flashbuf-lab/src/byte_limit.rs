@@ -28,7 +28,10 @@ impl PageCost {
         let mut sink = 0u32;
         for _ in 0..5 {
             let t = Instant::now();
-            for (d, s) in dst.chunks_exact_mut(page_size).zip(src.chunks_exact(page_size)) {
+            for (d, s) in dst
+                .chunks_exact_mut(page_size)
+                .zip(src.chunks_exact(page_size))
+            {
                 d.copy_from_slice(s);
             }
             copy_ns = copy_ns.min(t.elapsed().as_nanos() as f64 / pages as f64);

@@ -90,5 +90,28 @@ fn reproduce_cfdc_runs_on_a_prefix() {
     assert_eq!(reports.len(), 1);
     assert_eq!(reports[0].sections.len(), 4);
     assert!(reports[0].sections.iter().all(|s| !s.rows.is_empty()));
-    println!("{}", reports[0].render());
+    // One verdict per reproduced figure, summarized at the end of the text.
+    let figures: Vec<&str> = reports[0]
+        .verdicts
+        .iter()
+        .map(|v| v.figure.as_str())
+        .collect();
+    assert_eq!(figures.len(), 5, "{figures:?}");
+    for v in &reports[0].verdicts {
+        assert!(!v.paper.is_empty() && !v.measured.is_empty(), "{v:?}");
+        let differs = !v.direction_holds
+            || !matches!(
+                v.magnitude,
+                flashbuf_lab::reproduce::Magnitude::Inside
+                    | flashbuf_lab::reproduce::Magnitude::NoFigure
+            );
+        assert_eq!(
+            differs,
+            !v.cause.is_empty(),
+            "a differing figure needs its cause: {v:?}"
+        );
+    }
+    let text = reports[0].render();
+    assert!(text.contains("## Verdicts (cfdc)"), "{text}");
+    println!("{text}");
 }

@@ -88,6 +88,61 @@ impl Section {
     }
 }
 
+/// Whether a measured magnitude falls in the paper's range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Magnitude {
+    /// Inside the paper's range.
+    Inside,
+    /// Below the paper's range (a smaller effect).
+    Below,
+    /// Above the paper's range (a larger effect).
+    Above,
+    /// The paper gives no number to compare with.
+    NoFigure,
+}
+
+impl Magnitude {
+    /// Where `x` falls against `lo..=hi`.
+    pub fn of(x: f64, lo: f64, hi: f64) -> Self {
+        if x < lo {
+            Magnitude::Below
+        } else if x > hi {
+            Magnitude::Above
+        } else {
+            Magnitude::Inside
+        }
+    }
+
+    fn text(self) -> &'static str {
+        match self {
+            Magnitude::Inside => "inside",
+            Magnitude::Below => "below",
+            Magnitude::Above => "above",
+            Magnitude::NoFigure => "no figure",
+        }
+    }
+}
+
+/// The verdict on one figure: does the paper's direction hold, is the magnitude inside its
+/// range, and if not, the measured cause.
+#[derive(Debug, Clone, Serialize)]
+pub struct Verdict {
+    /// The figure or table (`Fig. 5`).
+    pub figure: String,
+    /// The paper's claim, with its numbers.
+    pub paper: String,
+    /// What was measured, with numbers.
+    pub measured: String,
+    /// Whether the direction of the paper's claim holds.
+    pub direction_holds: bool,
+    /// The magnitude against the paper's range.
+    pub magnitude: Magnitude,
+    /// Why the direction or magnitude differs, from the measurements (empty if it
+    /// does not differ).
+    pub cause: String,
+}
+
 /// The result of one reproduction.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -95,6 +150,8 @@ pub struct Report {
     pub paper: String,
     /// Its tables.
     pub sections: Vec<Section>,
+    /// One verdict per reproduced figure, summarized at the end of the text.
+    pub verdicts: Vec<Verdict>,
 }
 
 impl Report {
@@ -105,7 +162,37 @@ impl Report {
             s.push_str(&sec.render());
             s.push('\n');
         }
+        if !self.verdicts.is_empty() {
+            s.push_str(&self.verdict_table().render());
+            s.push('\n');
+        }
         s
+    }
+
+    /// The verdicts as a table (the summary at the end of the text).
+    pub fn verdict_table(&self) -> Section {
+        let mut t = Section::new(
+            format!("Verdicts ({})", self.paper),
+            &["figure", "direction", "magnitude", "paper", "measured"],
+        );
+        for v in &self.verdicts {
+            t.row(vec![
+                v.figure.clone(),
+                if v.direction_holds {
+                    "holds"
+                } else {
+                    "does not hold"
+                }
+                .into(),
+                v.magnitude.text().into(),
+                v.paper.clone(),
+                v.measured.clone(),
+            ]);
+            if !v.cause.is_empty() {
+                t.notes.push(format!("{}: {}", v.figure, v.cause));
+            }
+        }
+        t
     }
 }
 

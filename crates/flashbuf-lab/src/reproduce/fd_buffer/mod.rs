@@ -185,8 +185,10 @@ pub fn run(opts: &ReproduceOptions) -> Result<Report, LabError> {
     let plain = base();
     use overall::{fig_8, figs_2_3, table_5, table_6};
     use parametric::{fig_11, fig_12, fig_7, figs_9_10, sensitivity};
-    let (mut sections, table6) = figs_2_3(&mut cx, &tpcc, &pgbench, &plain)?;
-    sections.push(table_6(&table6));
+    let (mut sections, table6, mut verdicts) = figs_2_3(&mut cx, &tpcc, &pgbench, &plain)?;
+    let (t6, v6) = table_6(&table6);
+    sections.push(t6);
+    verdicts.push(v6);
     sections.push(table_5(&mut cx, &tpcc, &pgbench, &plain)?);
     sections.push(fig_8(&mut cx, &tpcc, &plain)?);
     sections.extend(figs_9_10(&mut cx, &tpcc, &plain)?);
@@ -198,6 +200,7 @@ pub fn run(opts: &ReproduceOptions) -> Result<Report, LabError> {
     Ok(Report {
         paper: "fd-buffer".into(),
         sections,
+        verdicts,
     })
 }
 

@@ -314,7 +314,7 @@ fn progress(opts: &ReproduceOptions, m: &Measure) {
 }
 
 fn report(opts: &ReproduceOptions, setup: &Setup, dir: &Path) -> Result<Report, LabError> {
-    use figures::{details, fig4, fig6, fig7, fresh_devices};
+    use figures::{details, fig4, fig4_verdicts, fig6, fig7, fresh_devices};
     let profiles = profiles(dir, opts.seed)?;
     let mut main: Vec<Measure> = Vec::new();
     for (dev, path, _) in &profiles {
@@ -365,6 +365,7 @@ fn report(opts: &ReproduceOptions, setup: &Setup, dir: &Path) -> Result<Report, 
     Ok(Report {
         paper: "stablebuffer".to_string(),
         sections,
+        verdicts: fig4_verdicts(&main),
     })
 }
 
