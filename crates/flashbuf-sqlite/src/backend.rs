@@ -44,7 +44,7 @@ impl std::fmt::Debug for Cache {
 
 pub(crate) enum Backend {
     Store(Box<dyn PageStore>),
-    Pool(StorePool),
+    Pool(Box<StorePool>),
 }
 
 /// Whether an error is a page failing its check (a torn write the store detected).
@@ -66,7 +66,7 @@ impl Backend {
                         "a pool of {frames} frames; the VFS needs at least 4 (two hold its record)"
                     )));
                 }
-                Backend::Pool(BufferPool::new(store, frames, policy)?)
+                Backend::Pool(Box::new(BufferPool::new(store, frames, policy)?))
             }
         })
     }
@@ -193,20 +193,15 @@ fn next_run(old: &[u8], new: &[u8], from: usize) -> Option<(usize, usize)> {
             .iter()
             .zip(&new[from..])
             .position(|(a, b)| a != b)?;
-    let mut end = start + 1;
-    let mut same = 0;
-    for i in end..new.len() {
-        if old[i] == new[i] {
-            same += 1;
-            if same >= RUN_GAP_BYTES {
-                break;
-            }
-        } else {
-            same = 0;
-            end = i + 1;
+    let mut last_diff = start;
+    for i in start + 1..new.len() {
+        if old[i] != new[i] {
+            last_diff = i;
+        } else if i - last_diff >= RUN_GAP_BYTES {
+            break;
         }
     }
-    Some((start, end))
+    Some((start, last_diff + 1))
 }
 
 #[cfg(test)]

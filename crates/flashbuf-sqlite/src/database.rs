@@ -213,6 +213,22 @@ impl Database {
         &mut self.conn
     }
 
+    /// The connection (mutably) and the database file under it, together (for
+    /// [`crate::run_sql`]).
+    pub fn split_mut(&mut self) -> (&mut Connection, &FlashDb) {
+        (&mut self.conn, &self.db)
+    }
+
+    /// Loads `workload` (an empty database) and runs it (see [`crate::sql::driver`]).
+    pub fn run_workload(
+        &mut self,
+        workload: &dyn crate::SqlWorkload,
+        cfg: &flashbuf_workload::RunConfig,
+    ) -> Result<crate::SqlRunResult, Error> {
+        let (conn, db) = self.split_mut();
+        crate::run_sql(workload, conn, Some(db), cfg)
+    }
+
     /// The database file under SQLite: counters, the store, the last VFS error.
     pub fn flash(&self) -> &FlashDb {
         &self.db

@@ -266,7 +266,7 @@ impl FlashDb {
     /// Writes one whole page at a page offset (see the module documentation).
     pub fn write(&self, offset: u64, data: &[u8]) -> Result<(), Error> {
         let ps = self.page_size as u64;
-        if data.len() != self.page_size || offset % ps != 0 {
+        if data.len() != self.page_size || !offset.is_multiple_of(ps) {
             return Err(Error::Unsupported(format!(
                 "a write of {} bytes at offset {offset}; the database file takes whole \
                  {}-byte pages at page offsets",
@@ -297,7 +297,7 @@ impl FlashDb {
     /// pages beyond, growing adds pages that read as zeros.
     pub fn truncate(&self, bytes: u64) -> Result<(), Error> {
         let ps = self.page_size as u64;
-        if bytes % ps != 0 {
+        if !bytes.is_multiple_of(ps) {
             return Err(Error::Unsupported(format!(
                 "truncation to {bytes} bytes, not a multiple of the {ps}-byte page"
             )));

@@ -7,6 +7,7 @@ mod error;
 pub mod layout;
 pub mod memfs;
 pub mod meta;
+pub mod sql;
 mod vfs;
 
 pub use backend::{Cache, StorePool};
@@ -17,4 +18,6 @@ pub use db::{FlashDb, FlashStats, VfsCounters};
 pub use error::Error;
 pub use memfs::MemFs;
 pub use rusqlite;
+pub use sql::driver::{run as run_sql, run_loaded as run_sql_loaded, SqlRunResult};
+pub use sql::{parse_sql_workload, SqlWorker, SqlWorkload};
 pub use vfs::{AuxFiles, FileKind, FlashVfs, IoEvent, IoHook, IoKind};

@@ -1,4 +1,5 @@
 //! Open, write, reopen: SQLite on a store in both cache modes and both journal modes.
+#![allow(clippy::unwrap_used)]
 
 use flashbuf_core::page::{self, PageState};
 use flashbuf_core::PageId;

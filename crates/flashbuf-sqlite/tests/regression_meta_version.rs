@@ -3,6 +3,7 @@
 //! copy only if its version is larger than the home copy's — could serve an older record
 //! (a stale file size) after a reopen: SQLite then reported "database disk image is
 //! malformed". Every write of the record now takes the next version of the epoch.
+#![allow(clippy::unwrap_used)]
 
 use flashbuf_device::MemDevice;
 use flashbuf_sqlite::{store_on, Cache, FlashDb};
