@@ -152,7 +152,18 @@ impl Database {
         let pool_mode = db.policy_name().is_some();
         let vfs = FlashVfs::new(db.clone(), opts.aux.clone(), opts.on_io.clone())?;
         let path = match &opts.aux {
-            AuxFiles::Dir(dir) => dir.join(&opts.name),
+            AuxFiles::Dir(dir) => {
+                // The unix VFS gives a new journal or WAL the permissions of the database
+                // file it belongs to, so that file must exist: an empty file stands for
+                // the database (its data is in the store).
+                let p = dir.join(&opts.name);
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&p)
+                    .map_err(|e| Error::io(p.display(), e))?;
+                p
+            }
             AuxFiles::Memory(_) => opts.name.clone().into(),
         };
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -259,6 +270,14 @@ impl std::ops::Deref for Database {
 impl std::ops::DerefMut for Database {
     fn deref_mut(&mut self) -> &mut Connection {
         &mut self.conn
+    }
+}
+
+impl Database {
+    /// `e` with the VFS's last error message added (what the store said), when there is
+    /// one: SQLite itself only reports an error code such as "disk I/O error".
+    pub fn explain(&self, e: rusqlite::Error) -> Error {
+        with_vfs_error(e, &self.db)
     }
 }
 

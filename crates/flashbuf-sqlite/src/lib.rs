@@ -8,6 +8,7 @@ pub mod layout;
 pub mod memfs;
 pub mod meta;
 pub mod sql;
+pub mod torture;
 mod vfs;
 
 pub use backend::{Cache, StorePool};

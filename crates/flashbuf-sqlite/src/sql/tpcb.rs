@@ -186,9 +186,10 @@ impl SqlWorkload for SqlTpcB {
     }
 
     fn load(&self, conn: &mut Connection, _seed: u64) -> Result<(), Error> {
-        conn.execute_batch(SCHEMA)?;
         let c = self.0;
+        // One transaction: a killed load leaves nothing behind.
         in_transaction(conn, |tx| {
+            tx.execute_batch(SCHEMA)?;
             let pad = |n: usize| " ".repeat(n);
             for b in 1..=c.scale {
                 tx.prepare_cached("INSERT INTO pgbench_branches VALUES (?1, 0, ?2)")?

@@ -67,6 +67,7 @@ pub(super) fn populate(
     let (c_load, c_run) = constants(rng);
     let cfg = w.0;
     in_transaction(conn, |tx| {
+        tx.execute_batch(super::SCHEMA)?;
         tx.execute(
             "INSERT INTO tpcc_run VALUES (?1, ?2, ?3)",
             params![c_run.c_last as i64, c_run.c_id as i64, c_run.ol_i_id as i64],

@@ -116,7 +116,6 @@ impl SqlWorkload for SqlTpcC {
         KINDS
     }
     fn load(&self, conn: &mut Connection, seed: u64) -> Result<(), Error> {
-        conn.execute_batch(SCHEMA)?;
         load::populate(self, conn, &mut stream_rng(seed, 0))
     }
     fn worker(&self, conn: &Connection, seed: u64) -> Result<Box<dyn SqlWorker>, Error> {
