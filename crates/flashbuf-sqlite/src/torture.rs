@@ -237,7 +237,7 @@ impl Journal {
 
     /// Whether the load was journalled.
     pub fn loaded(&self) -> bool {
-        self.entries.iter().any(|e| *e == Entry::Loaded)
+        self.entries.contains(&Entry::Loaded)
     }
 
     /// The journalled transactions.
