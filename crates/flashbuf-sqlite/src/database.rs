@@ -37,6 +37,9 @@ impl JournalMode {
 /// SQLite's `synchronous` setting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Synchronous {
+    /// `OFF`: SQLite never syncs (no `xSync`: nothing is durable, not crash-safe); in pool
+    /// mode the policy decides every write-back. For measurements only.
+    Off,
     /// `NORMAL`: in WAL mode commits do not sync (durable at checkpoints); not crash-safe
     /// for recent commits.
     Normal,
@@ -49,6 +52,7 @@ pub enum Synchronous {
 impl Synchronous {
     fn pragma(self) -> &'static str {
         match self {
+            Synchronous::Off => "OFF",
             Synchronous::Normal => "NORMAL",
             Synchronous::Full => "FULL",
             Synchronous::Extra => "EXTRA",
