@@ -5,7 +5,7 @@
 //!
 //! ```sh
 //! cargo run --release -p flashbuf-sqlite --example sqlite_bench -- [--seconds 10]
-//!     [--rounds 3] [--transactions 4000] [--device sim:mtron] [--json out.json]
+//!     [--rounds 3] [--transactions 4000] [--device sim:mtron] [--parts ABCD] [--json out.json]
 //! ```
 //!
 //! Devices, stores and policies are built by name through the lab's registry (what
@@ -32,6 +32,7 @@ struct Args {
     rounds: usize,
     transactions: u64,
     device: String,
+    parts: String,
     json: Option<String>,
 }
 
@@ -41,6 +42,7 @@ fn args() -> Args {
         rounds: 3,
         transactions: 4000,
         device: "sim:mtron".into(),
+        parts: "ABCD".into(),
         json: None,
     };
     let v: Vec<String> = std::env::args().skip(1).collect();
@@ -51,6 +53,7 @@ fn args() -> Args {
             "--transactions" => a.transactions = val.parse().expect("--transactions"),
             "--rounds" => a.rounds = val.parse().expect("--rounds"),
             "--device" => a.device = val,
+            "--parts" => a.parts = val,
             "--json" => a.json = Some(val),
             other => panic!("unknown argument {other}"),
         }
@@ -132,41 +135,61 @@ fn main() {
     };
     // Rounds: every configuration once per round, in turn, so that the machine's drift
     // (fsync latency of a shared disk) hits them alike; the median round is reported.
-    for w in [TPCB, TPCC] {
-        let wl = parse_sql_workload(w).unwrap();
-        type Config = (&'static str, Option<(&'static str, Option<(&'static str, usize)>)>);
-        let configs: [Config; 4] = [
-            ("default VFS (file)", None),
-            ("flashbuf file, direct, pass-through", Some(("file", None))),
-            ("flashbuf file, direct, pool lru 1024", Some(("file", Some(("lru", 1024))))),
-            ("flashbuf memory, direct, pass-through", Some(("memory", None))),
-        ];
-        let mut tps: Vec<Vec<f64>> = vec![Vec::new(); configs.len()];
-        for round in 0..a.rounds {
-            for (i, (label, cfg)) in configs.iter().enumerate() {
-                let dir = tempfile::tempdir_in(".").unwrap();
-                let r = match cfg {
-                    None => run_sql(&*wl, &mut default_vfs(dir.path()), None, &timed).unwrap(),
-                    Some((device, policy)) => {
-                        let device = if *device == "file" {
-                            format!("file:{}", dir.path().join("store").display())
-                        } else {
-                            device.to_string()
-                        };
-                        let mut db = flash_db(&device, "direct", *policy, OpenOptions::in_dir(dir.path()));
-                        let r = db.run_workload(&*wl, &timed).unwrap();
-                        db.close().unwrap();
-                        r
-                    }
-                };
-                line(&format!("{w} {label} #{round}"), &r);
-                tps[i].push(r.tps_wall);
-                all.push((format!("{w} {label} #{round}"), r));
+    if a.parts.contains('A') {
+        for w in [TPCB, TPCC] {
+            let wl = parse_sql_workload(w).unwrap();
+            type Config = (
+                &'static str,
+                Option<(&'static str, Option<(&'static str, usize)>)>,
+            );
+            let configs: [Config; 4] = [
+                ("default VFS (file)", None),
+                ("flashbuf file, direct, pass-through", Some(("file", None))),
+                (
+                    "flashbuf file, direct, pool lru 1024",
+                    Some(("file", Some(("lru", 1024)))),
+                ),
+                (
+                    "flashbuf memory, direct, pass-through",
+                    Some(("memory", None)),
+                ),
+            ];
+            let mut tps: Vec<Vec<f64>> = vec![Vec::new(); configs.len()];
+            for round in 0..a.rounds {
+                for (i, (label, cfg)) in configs.iter().enumerate() {
+                    let dir = tempfile::tempdir_in(".").unwrap();
+                    let r = match cfg {
+                        None => run_sql(&*wl, &mut default_vfs(dir.path()), None, &timed).unwrap(),
+                        Some((device, policy)) => {
+                            let device = if *device == "file" {
+                                format!("file:{}", dir.path().join("store").display())
+                            } else {
+                                device.to_string()
+                            };
+                            let mut db = flash_db(
+                                &device,
+                                "direct",
+                                *policy,
+                                OpenOptions::in_dir(dir.path()),
+                            );
+                            let r = db.run_workload(&*wl, &timed).unwrap();
+                            db.close().unwrap();
+                            r
+                        }
+                    };
+                    line(&format!("{w} {label} #{round}"), &r);
+                    tps[i].push(r.tps_wall);
+                    all.push((format!("{w} {label} #{round}"), r));
+                }
             }
-        }
-        for ((label, _), t) in configs.iter().zip(&mut tps) {
-            t.sort_by(f64::total_cmp);
-            println!("{w} {label}: median {:.1} tps over {} runs {t:.1?}", t[t.len() / 2], t.len());
+            for ((label, _), t) in configs.iter().zip(&mut tps) {
+                t.sort_by(f64::total_cmp);
+                println!(
+                    "{w} {label}: median {:.1} tps over {} runs {t:.1?}",
+                    t[t.len() / 2],
+                    t.len()
+                );
+            }
         }
     }
     println!(
@@ -180,9 +203,74 @@ fn main() {
     };
     // Same memory for both modes: pass-through gives SQLite 256 + 64 pages of cache, pool
     // mode gives the pool 256 frames and SQLite 64 pages.
-    for w in [TPCB, TPCC] {
-        let wl = parse_sql_workload(w).unwrap();
-        for store in ["direct", "stable-buffer"] {
+    if a.parts.contains('B') {
+        for w in [TPCB, TPCC] {
+            let wl = parse_sql_workload(w).unwrap();
+            for store in ["direct", "stable-buffer"] {
+                for policy in [
+                    None,
+                    Some("lru"),
+                    Some("cflru"),
+                    Some("cfdc"),
+                    Some("casa"),
+                    Some("fd-buffer"),
+                ] {
+                    let dir = tempfile::tempdir_in(".").unwrap();
+                    let opts = OpenOptions::in_dir(dir.path());
+                    let opts = if policy.is_none() {
+                        opts.sqlite_cache_pages(320)
+                    } else {
+                        opts
+                    };
+                    let mut db = flash_db(&a.device, store, policy.map(|p| (p, 256)), opts);
+                    let r = db.run_workload(&*wl, &counted).unwrap();
+                    let label = format!(
+                        "{w} wal {store} {}",
+                        policy.map_or("pass-through".into(), |p| format!("pool {p} 256"))
+                    );
+                    line(&label, &r);
+                    all.push((label, r));
+                    db.close().unwrap();
+                }
+            }
+        }
+    }
+    println!(
+        "\n## C. the rollback journal (every commit writes and syncs the store) on {}",
+        a.device
+    );
+    if a.parts.contains('C') {
+        for w in [TPCB, TPCC] {
+            let wl = parse_sql_workload(w).unwrap();
+            for store in ["direct", "stable-buffer"] {
+                for policy in [None, Some("lru"), Some("cfdc")] {
+                    let dir = tempfile::tempdir_in(".").unwrap();
+                    let opts = OpenOptions::in_dir(dir.path()).journal_mode(JournalMode::Delete);
+                    let opts = if policy.is_none() {
+                        opts.sqlite_cache_pages(320)
+                    } else {
+                        opts
+                    };
+                    let mut db = flash_db(&a.device, store, policy.map(|p| (p, 256)), opts);
+                    let r = db.run_workload(&*wl, &counted).unwrap();
+                    let label = format!(
+                        "{w} delete {store} {}",
+                        policy.map_or("pass-through".into(), |p| format!("pool {p} 256"))
+                    );
+                    line(&label, &r);
+                    all.push((label, r));
+                    db.close().unwrap();
+                }
+            }
+        }
+    }
+    println!(
+        "\n## D. synchronous=OFF (no xSync: not crash-safe; the pool's policy decides every write-back) on {}",
+        a.device
+    );
+    if a.parts.contains('D') {
+        for w in [TPCB, TPCC] {
+            let wl = parse_sql_workload(w).unwrap();
             for policy in [
                 None,
                 Some("lru"),
@@ -192,67 +280,22 @@ fn main() {
                 Some("fd-buffer"),
             ] {
                 let dir = tempfile::tempdir_in(".").unwrap();
-                let opts = OpenOptions::in_dir(dir.path());
+                let opts = OpenOptions::in_dir(dir.path()).synchronous(Synchronous::Off);
                 let opts = if policy.is_none() {
                     opts.sqlite_cache_pages(320)
                 } else {
                     opts
                 };
-                let mut db = flash_db(&a.device, store, policy.map(|p| (p, 256)), opts);
+                let mut db = flash_db(&a.device, "direct", policy.map(|p| (p, 256)), opts);
                 let r = db.run_workload(&*wl, &counted).unwrap();
                 let label = format!(
-                    "{w} wal {store} {}",
+                    "{w} off direct {}",
                     policy.map_or("pass-through".into(), |p| format!("pool {p} 256"))
                 );
                 line(&label, &r);
                 all.push((label, r));
                 db.close().unwrap();
             }
-        }
-    }
-    println!(
-        "\n## C. the rollback journal (every commit writes and syncs the store) on {}",
-        a.device
-    );
-    for w in [TPCB, TPCC] {
-        let wl = parse_sql_workload(w).unwrap();
-        for store in ["direct", "stable-buffer"] {
-            for policy in [None, Some("lru"), Some("cfdc")] {
-                let dir = tempfile::tempdir_in(".").unwrap();
-                let opts = OpenOptions::in_dir(dir.path()).journal_mode(JournalMode::Delete);
-                let opts = if policy.is_none() {
-                    opts.sqlite_cache_pages(320)
-                } else {
-                    opts
-                };
-                let mut db = flash_db(&a.device, store, policy.map(|p| (p, 256)), opts);
-                let r = db.run_workload(&*wl, &counted).unwrap();
-                let label = format!(
-                    "{w} delete {store} {}",
-                    policy.map_or("pass-through".into(), |p| format!("pool {p} 256"))
-                );
-                line(&label, &r);
-                all.push((label, r));
-                db.close().unwrap();
-            }
-        }
-    }
-    println!(
-        "\n## D. synchronous=OFF (no xSync: not crash-safe; the pool's policy decides every write-back) on {}",
-        a.device
-    );
-    for w in [TPCB, TPCC] {
-        let wl = parse_sql_workload(w).unwrap();
-        for policy in [None, Some("lru"), Some("cflru"), Some("cfdc"), Some("casa"), Some("fd-buffer")] {
-            let dir = tempfile::tempdir_in(".").unwrap();
-            let opts = OpenOptions::in_dir(dir.path()).synchronous(Synchronous::Off);
-            let opts = if policy.is_none() { opts.sqlite_cache_pages(320) } else { opts };
-            let mut db = flash_db(&a.device, "direct", policy.map(|p| (p, 256)), opts);
-            let r = db.run_workload(&*wl, &counted).unwrap();
-            let label = format!("{w} off direct {}", policy.map_or("pass-through".into(), |p| format!("pool {p} 256")));
-            line(&label, &r);
-            all.push((label, r));
-            db.close().unwrap();
         }
     }
     if let Some(path) = a.json {

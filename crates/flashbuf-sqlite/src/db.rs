@@ -85,6 +85,8 @@ pub struct FlashDb {
     backend: Backend,
     page_size: usize,
     state: Mutex<State>,
+    /// Whether a VFS serves this database (one at a time).
+    mounted: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for FlashDb {
@@ -103,13 +105,9 @@ impl FlashDb {
     /// write and a sync). Refuses a store holding anything else, or a database made with
     /// another page size.
     pub fn open(store: Box<dyn PageStore>, cache: Cache) -> Result<Self, Error> {
+        // Any flashbuf page size works: 512-byte pages leave SQLite 480 usable bytes, its
+        // minimum.
         let page_size = store.page_size();
-        if page_size < 1024 {
-            return Err(Error::Unsupported(format!(
-                "{page_size}-byte pages: SQLite pages hold at least 512 usable bytes after \
-                 the 32 flashbuf reserves, so the store's page size must be 1024..=65536"
-            )));
-        }
         let backend = Backend::new(store, cache)?;
         let db = FlashDb {
             backend,
@@ -125,6 +123,7 @@ impl FlashDb {
                 page: vec![0u8; page_size],
                 last_error: None,
             }),
+            mounted: std::sync::atomic::AtomicBool::new(false),
         };
         {
             let mut st = db.state.lock();
@@ -335,6 +334,17 @@ impl FlashDb {
             self.write_meta(&mut st, pages, epoch)?;
         }
         self.backend.sync()
+    }
+
+    /// Marks the database as served by a VFS; `false` if one already serves it.
+    pub(crate) fn mount(&self) -> bool {
+        !self.mounted.swap(true, std::sync::atomic::Ordering::AcqRel)
+    }
+
+    /// Releases [`FlashDb::mount`].
+    pub(crate) fn unmount(&self) {
+        self.mounted
+            .store(false, std::sync::atomic::Ordering::Release);
     }
 
     /// Records the message of the last error the VFS turned into a SQLite error code.

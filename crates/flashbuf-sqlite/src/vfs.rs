@@ -102,7 +102,7 @@ impl Shared {
 pub struct FlashVfs {
     vfs: Box<ffi::sqlite3_vfs>,
     name: CString,
-    _shared: Box<Shared>,
+    shared: Box<Shared>,
 }
 
 // SAFETY: the raw pointers are SQLite's default VFS (a static object SQLite never frees)
@@ -115,6 +115,15 @@ static NEXT_VFS: AtomicU64 = AtomicU64::new(0);
 impl FlashVfs {
     /// Registers a VFS (named `flashbuf-N`) whose main database file is `db`.
     pub fn new(db: Arc<FlashDb>, aux: AuxFiles, hook: Option<IoHook>) -> Result<Self, Error> {
+        if !db.mount() {
+            return Err(Error::Unsupported(
+                "the database is already served by another FlashVfs".to_string(),
+            ));
+        }
+        let unmount = |e: Error, db: &FlashDb| {
+            db.unmount();
+            e
+        };
         // SAFETY: plain SQLite API calls; `sqlite3_vfs_find(NULL)` returns the default
         // VFS, which lives as long as the process.
         let parent = unsafe {
@@ -135,7 +144,7 @@ impl FlashVfs {
             "flashbuf-{}",
             NEXT_VFS.fetch_add(1, Ordering::Relaxed)
         ))
-        .map_err(|e| Error::Unsupported(e.to_string()))?;
+        .map_err(|e| unmount(Error::Unsupported(e.to_string()), &db))?;
         let shared = Box::new(Shared {
             db,
             main_open: AtomicBool::new(false),
@@ -183,11 +192,7 @@ impl FlashVfs {
                 "sqlite3_vfs_register failed ({rc})"
             )));
         }
-        Ok(Self {
-            vfs,
-            name,
-            _shared: shared,
-        })
+        Ok(Self { vfs, name, shared })
     }
 
     /// The name the VFS is registered under.
@@ -203,6 +208,7 @@ impl Drop for FlashVfs {
         unsafe {
             ffi::sqlite3_vfs_unregister(&mut *self.vfs);
         }
+        self.shared.db.unmount();
     }
 }
 

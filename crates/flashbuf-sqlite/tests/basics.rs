@@ -157,6 +157,8 @@ fn a_database_without_the_reserved_bytes_is_refused() {
     .unwrap();
     let flash = Arc::new(FlashDb::open(store, Cache::PassThrough).unwrap());
     let vfs = FlashVfs::new(flash.clone(), AuxFiles::Memory(MemFs::new()), None).unwrap();
+    let again = FlashVfs::new(flash.clone(), AuxFiles::Memory(MemFs::new()), None);
+    assert!(again.err().unwrap().to_string().contains("already served"));
     // A raw connection without the reserved bytes: SQLite would use the bytes flashbuf's
     // header needs, so its first write of page 1 is refused.
     let c =

@@ -22,7 +22,13 @@ fn page(tag: u8) -> Vec<u8> {
 }
 
 fn open(dev: &Arc<MemDevice>, create: bool, pool: bool) -> FlashDb {
-    let store = store_on("direct", Box::new(dev.clone()), &StoreContext::new(PS), create).unwrap();
+    let store = store_on(
+        "direct",
+        Box::new(dev.clone()),
+        &StoreContext::new(PS),
+        create,
+    )
+    .unwrap();
     let cache = if pool {
         Cache::Pool {
             frames: 8,
@@ -54,7 +60,11 @@ fn sizes_holes_and_truncation_behave_like_a_file_across_reopens() {
         let mut two = vec![0u8; 200];
         assert!(db.read(PS as u64 - 100, &mut two).unwrap());
         // Bytes PS-100..PS of page 1 (its reserved tail PS-32..PS reads zero), then page 2.
-        assert_eq!((two[0], two[67], two[68], two[99]), (1, 1, 0, 0), "reserved tail reads zero");
+        assert_eq!(
+            (two[0], two[67], two[68], two[99]),
+            (1, 1, 0, 0),
+            "reserved tail reads zero"
+        );
         assert_eq!(two[100], b'S');
         assert!(!db.read(4 * PS as u64 - 10, &mut two).unwrap());
         // Shrink, then grow by truncation: the old page 4 reads as zeros (a hole).
@@ -68,14 +78,20 @@ fn sizes_holes_and_truncation_behave_like_a_file_across_reopens() {
         // Refusals.
         assert!(db.write(PS as u64, &page(1)[..100]).is_err());
         assert!(db.write(100, &page(1)).is_err());
-        assert!(db.write(0, &vec![0u8; PS]).is_err(), "page 1 without SQLite's header");
+        assert!(
+            db.write(0, &vec![0u8; PS]).is_err(),
+            "page 1 without SQLite's header"
+        );
         assert!(db.truncate(100).is_err());
         db.check_invariants().unwrap();
         drop(db);
         let db = open(&dev, false, pool);
         assert_eq!(db.file_size(), 5 * PS as u64, "pool={pool}");
         assert!(db.read(3 * PS as u64, &mut p).unwrap());
-        assert!(p.iter().all(|&b| b == 0), "the hole stays zero after a reopen");
+        assert!(
+            p.iter().all(|&b| b == 0),
+            "the hole stays zero after a reopen"
+        );
         assert!(db.read(PS as u64, &mut p).unwrap());
         assert_eq!(p[100], 2);
     }
@@ -85,17 +101,35 @@ fn sizes_holes_and_truncation_behave_like_a_file_across_reopens() {
 fn another_page_size_or_foreign_data_is_refused() {
     let dev = Arc::new(MemDevice::new(0));
     drop(open(&dev, true, false));
-    let store = store_on("direct", Box::new(dev.clone()), &StoreContext::new(8192), false);
+    let store = store_on(
+        "direct",
+        Box::new(dev.clone()),
+        &StoreContext::new(8192),
+        false,
+    );
     assert!(store.is_err(), "the store itself refuses another page size");
     // A store holding pages that are not the VFS's record.
     let dev = Arc::new(MemDevice::new(0));
-    let store = store_on("direct", Box::new(dev.clone()), &StoreContext::new(PS), true).unwrap();
+    let store = store_on(
+        "direct",
+        Box::new(dev.clone()),
+        &StoreContext::new(PS),
+        true,
+    )
+    .unwrap();
     let mut p = vec![0u8; PS];
     p[100] = 1;
     flashbuf_core::page::seal(&mut p, PageId(0), 1);
-    store.write_page(PageId(0), &p, &DirtyRanges::full(PS)).unwrap();
-    let e = FlashDb::open(store, Cache::PassThrough).unwrap_err().to_string();
-    assert!(e.contains("does not hold a flashbuf-sqlite database"), "{e}");
+    store
+        .write_page(PageId(0), &p, &DirtyRanges::full(PS))
+        .unwrap();
+    let e = FlashDb::open(store, Cache::PassThrough)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("does not hold a flashbuf-sqlite database"),
+        "{e}"
+    );
 }
 
 /// Counts the dirty bytes the store is told about.
@@ -121,7 +155,8 @@ impl PageStore for Recording {
         if dirty.total_bytes() < page.len() {
             self.partial.fetch_add(1, Relaxed);
         }
-        self.dirty_bytes.fetch_add(dirty.total_bytes() as u64, Relaxed);
+        self.dirty_bytes
+            .fetch_add(dirty.total_bytes() as u64, Relaxed);
         self.inner.write_page(pid, page, dirty)
     }
     fn write_pages(&self, batch: &[PageWrite<'_>]) -> Result<(), StoreError> {
@@ -145,7 +180,13 @@ impl PageStore for Recording {
 fn the_pool_hands_the_store_sqlites_changed_bytes_only() {
     let (writes, dirty) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
     let partial = Arc::new(AtomicU64::new(0));
-    let inner = store_on("direct", Box::new(MemDevice::new(0)), &StoreContext::new(PS), true).unwrap();
+    let inner = store_on(
+        "direct",
+        Box::new(MemDevice::new(0)),
+        &StoreContext::new(PS),
+        true,
+    )
+    .unwrap();
     let store = Box::new(Recording {
         inner,
         writes: writes.clone(),
@@ -156,7 +197,11 @@ fn the_pool_hands_the_store_sqlites_changed_bytes_only() {
         frames: 512,
         policy: Box::new(Lru::new(512)),
     };
-    let mut db = Database::open(FlashDb::open(store, cache).unwrap(), OpenOptions::in_memory(MemFs::new())).unwrap();
+    let mut db = Database::open(
+        FlashDb::open(store, cache).unwrap(),
+        OpenOptions::in_memory(MemFs::new()),
+    )
+    .unwrap();
     let w = flashbuf_sqlite::parse_sql_workload("tpcb:accounts=2000").unwrap();
     let cfg = flashbuf_workload::RunConfig {
         threads: 1,
@@ -165,7 +210,11 @@ fn the_pool_hands_the_store_sqlites_changed_bytes_only() {
     };
     db.run_workload(&*w, &cfg).unwrap();
     db.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)").unwrap();
-    let (n, d, p) = (writes.load(Relaxed), dirty.load(Relaxed), partial.load(Relaxed));
+    let (n, d, p) = (
+        writes.load(Relaxed),
+        dirty.load(Relaxed),
+        partial.load(Relaxed),
+    );
     let mean = d as f64 / n as f64;
     println!("{n} page writes ({p} partial), {mean:.0} dirty bytes per write of a {PS}-byte page");
     assert!(n > 50);
