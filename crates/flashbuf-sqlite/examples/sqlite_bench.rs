@@ -5,7 +5,7 @@
 //!
 //! ```sh
 //! cargo run --release -p flashbuf-sqlite --example sqlite_bench -- [--seconds 10]
-//!     [--rounds 3] [--transactions 4000] [--device sim:mtron] [--parts ABCD] [--json out.json]
+//!     [--rounds 3] [--transactions 4000] [--device sim:mtron] [--parts ABCDE] [--json out.json]
 //! ```
 //!
 //! Devices, stores and policies are built by name through the lab's registry (what
@@ -42,7 +42,7 @@ fn args() -> Args {
         rounds: 3,
         transactions: 4000,
         device: "sim:mtron".into(),
-        parts: "ABCD".into(),
+        parts: "ABCDE".into(),
         json: None,
     };
     let v: Vec<String> = std::env::args().skip(1).collect();
@@ -95,11 +95,16 @@ fn flash_db(
     Database::open(db, opts).unwrap()
 }
 
-fn default_vfs(dir: &std::path::Path) -> Connection {
+fn default_vfs(dir: &std::path::Path, sync: Synchronous) -> Connection {
     let c = Connection::open(dir.join("default-vfs.db")).unwrap();
-    c.execute_batch(
-        "PRAGMA locking_mode=EXCLUSIVE; PRAGMA page_size=4096; PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;",
-    )
+    let sync = if sync == Synchronous::Off {
+        "OFF"
+    } else {
+        "FULL"
+    };
+    c.execute_batch(&format!(
+        "PRAGMA locking_mode=EXCLUSIVE; PRAGMA page_size=4096; PRAGMA journal_mode=WAL; PRAGMA synchronous={sync};"
+    ))
     .unwrap();
     c
 }
@@ -121,6 +126,74 @@ fn line(label: &str, r: &SqlRunResult) {
     assert!(r.consistency.ok(), "{label}: {:?}", r.consistency.failed);
 }
 
+/// Transactions/s of SQLite's default VFS and of flashbuf, with `synchronous` as given:
+/// rounds of every configuration in turn, so that the machine's drift (the fsync latency of
+/// a shared disk) hits them alike; the median round is reported.
+fn tps_compare(a: &Args, sync: Synchronous, all: &mut Vec<(String, SqlRunResult)>) {
+    let timed = RunConfig {
+        threads: 1,
+        limit: RunLimit::Seconds(a.seconds),
+        seed: 7,
+    };
+    for w in [TPCB, TPCC] {
+        let wl = parse_sql_workload(w).unwrap();
+        type Config = (
+            &'static str,
+            Option<(&'static str, Option<(&'static str, usize)>)>,
+        );
+        let configs: [Config; 4] = [
+            ("default VFS (file)", None),
+            ("flashbuf file, direct, pass-through", Some(("file", None))),
+            (
+                "flashbuf file, direct, pool lru 1024",
+                Some(("file", Some(("lru", 1024)))),
+            ),
+            (
+                "flashbuf memory, direct, pass-through",
+                Some(("memory", None)),
+            ),
+        ];
+        let mut tps: Vec<Vec<f64>> = vec![Vec::new(); configs.len()];
+        for round in 0..a.rounds {
+            for (i, (label, cfg)) in configs.iter().enumerate() {
+                let dir = tempfile::tempdir_in(".").unwrap();
+                let r = match cfg {
+                    None => {
+                        run_sql(&*wl, &mut default_vfs(dir.path(), sync), None, &timed).unwrap()
+                    }
+                    Some((device, policy)) => {
+                        let device = if *device == "file" {
+                            format!("file:{}", dir.path().join("store").display())
+                        } else {
+                            device.to_string()
+                        };
+                        let mut db = flash_db(
+                            &device,
+                            "direct",
+                            *policy,
+                            OpenOptions::in_dir(dir.path()).synchronous(sync),
+                        );
+                        let r = db.run_workload(&*wl, &timed).unwrap();
+                        db.close().unwrap();
+                        r
+                    }
+                };
+                line(&format!("{w} {sync:?} {label} #{round}"), &r);
+                tps[i].push(r.tps_wall);
+                all.push((format!("{w} {sync:?} {label} #{round}"), r));
+            }
+        }
+        for ((label, _), t) in configs.iter().zip(&mut tps) {
+            t.sort_by(f64::total_cmp);
+            println!(
+                "{w} {sync:?} {label}: median {:.1} tps over {} runs {t:.1?}",
+                t[t.len() / 2],
+                t.len()
+            );
+        }
+    }
+}
+
 fn main() {
     let a = args();
     let mut all = Vec::new();
@@ -128,69 +201,8 @@ fn main() {
         "## A. transactions/s: flashbuf vs SQLite's default VFS ({} s per run, after the load)",
         a.seconds
     );
-    let timed = RunConfig {
-        threads: 1,
-        limit: RunLimit::Seconds(a.seconds),
-        seed: 7,
-    };
-    // Rounds: every configuration once per round, in turn, so that the machine's drift
-    // (fsync latency of a shared disk) hits them alike; the median round is reported.
     if a.parts.contains('A') {
-        for w in [TPCB, TPCC] {
-            let wl = parse_sql_workload(w).unwrap();
-            type Config = (
-                &'static str,
-                Option<(&'static str, Option<(&'static str, usize)>)>,
-            );
-            let configs: [Config; 4] = [
-                ("default VFS (file)", None),
-                ("flashbuf file, direct, pass-through", Some(("file", None))),
-                (
-                    "flashbuf file, direct, pool lru 1024",
-                    Some(("file", Some(("lru", 1024)))),
-                ),
-                (
-                    "flashbuf memory, direct, pass-through",
-                    Some(("memory", None)),
-                ),
-            ];
-            let mut tps: Vec<Vec<f64>> = vec![Vec::new(); configs.len()];
-            for round in 0..a.rounds {
-                for (i, (label, cfg)) in configs.iter().enumerate() {
-                    let dir = tempfile::tempdir_in(".").unwrap();
-                    let r = match cfg {
-                        None => run_sql(&*wl, &mut default_vfs(dir.path()), None, &timed).unwrap(),
-                        Some((device, policy)) => {
-                            let device = if *device == "file" {
-                                format!("file:{}", dir.path().join("store").display())
-                            } else {
-                                device.to_string()
-                            };
-                            let mut db = flash_db(
-                                &device,
-                                "direct",
-                                *policy,
-                                OpenOptions::in_dir(dir.path()),
-                            );
-                            let r = db.run_workload(&*wl, &timed).unwrap();
-                            db.close().unwrap();
-                            r
-                        }
-                    };
-                    line(&format!("{w} {label} #{round}"), &r);
-                    tps[i].push(r.tps_wall);
-                    all.push((format!("{w} {label} #{round}"), r));
-                }
-            }
-            for ((label, _), t) in configs.iter().zip(&mut tps) {
-                t.sort_by(f64::total_cmp);
-                println!(
-                    "{w} {label}: median {:.1} tps over {} runs {t:.1?}",
-                    t[t.len() / 2],
-                    t.len()
-                );
-            }
-        }
+        tps_compare(&a, Synchronous::Full, &mut all);
     }
     println!(
         "\n## B. device writes on {} ({} transactions after the load)",
@@ -297,6 +309,12 @@ fn main() {
                 db.close().unwrap();
             }
         }
+    }
+    if a.parts.contains('E') {
+        println!(
+            "\n## E. transactions/s without fsync (synchronous=OFF on both): the VFS's own cost"
+        );
+        tps_compare(&a, Synchronous::Off, &mut all);
     }
     if let Some(path) = a.json {
         let runs: Vec<serde_json::Value> = all
