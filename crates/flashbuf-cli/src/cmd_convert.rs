@@ -20,7 +20,7 @@ pub struct ConvertArgs {
     #[arg(long)]
     pub trace: PathBuf,
     /// Input format: auto, pagetrace, msr, spc, lcs-csv, disksim, arc, oracle-general,
-    /// blkparse, blkparse-d, pagebin.
+    /// blkparse, blkparse-d, pagebin, ranges.
     #[arg(long, default_value = "auto")]
     pub format: String,
     /// Page size in bytes for byte-addressed inputs (default: 8192, as in the bundled

@@ -12,7 +12,7 @@ pub struct MrcArgs {
     /// Trace file (.zst/.gz accepted). Default: the bundled sample under testdata/.
     #[arg(long)]
     pub trace: Option<PathBuf>,
-    /// Trace format: auto, pagetrace, msr, spc, lcs-csv, disksim, arc, oracle-general, blkparse, blkparse-d, pagebin.
+    /// Trace format: auto, pagetrace, msr, spc, lcs-csv, disksim, arc, oracle-general, blkparse, blkparse-d, pagebin, ranges.
     #[arg(long, default_value = "auto")]
     pub format: String,
     /// Page size in bytes (byte-addressed traces become one reference per page touched).

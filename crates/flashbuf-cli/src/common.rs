@@ -45,7 +45,7 @@ pub struct CommonArgs {
     /// Trace file (.zst/.gz accepted). Default: the bundled sample under testdata/.
     #[arg(long)]
     pub trace: Option<PathBuf>,
-    /// Trace format: auto, pagetrace, msr, spc, lcs-csv, disksim, arc, oracle-general, blkparse, blkparse-d, pagebin.
+    /// Trace format: auto, pagetrace, msr, spc, lcs-csv, disksim, arc, oracle-general, blkparse, blkparse-d, pagebin, ranges.
     #[arg(long, default_value = "auto")]
     pub format: String,
     /// Page size in bytes (default: 8192, PostgreSQL's, as in the bundled traces;

@@ -29,7 +29,7 @@
 
 use crate::formats::fields::{expect_number, parse_u64, show, split, split_ws, trim};
 use crate::formats::lcs::parse_hex_op;
-use crate::formats::{blkparse, pagetrace};
+use crate::formats::{blkparse, pagetrace, ranges};
 use crate::{BlkAction, Format, PAGEBIN_MAGIC};
 use std::path::Path;
 
@@ -101,6 +101,9 @@ fn is_blkparse_preamble(t: &[u8]) -> bool {
 fn classify(line: &[u8]) -> Option<Format> {
     if pagetrace::is_header(line) {
         return Some(Format::PageTrace);
+    }
+    if ranges::is_header(line) {
+        return Some(Format::RangeCsv);
     }
     if blkparse::is_event(line) {
         return Some(Format::Blkparse(BlkAction::Queue));

@@ -96,6 +96,7 @@ pub use error::TraceError;
 pub use formats::pagebin::{
     PageBinWriteError, PageBinWriter, PAGEBIN_MAGIC, PAGEBIN_MAX_PAGE, PAGEBIN_VERSION,
 };
+pub use formats::ranges::parse_ranges;
 pub use formats::{BlkAction, Format, ParseFormatError, ADDRESS_SPACE_BITS, MAX_REQUEST_PAGES};
 pub use reader::{TraceReader, BUFFER_BYTES};
 pub use record::{Op, PageRef};

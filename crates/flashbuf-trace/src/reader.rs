@@ -2,7 +2,7 @@
 
 use crate::detect::detect;
 use crate::formats::fields::trim;
-use crate::formats::{arc, blkparse, disksim, lcs, msr, oracle, pagetrace, spc, Parsed};
+use crate::formats::{arc, blkparse, disksim, lcs, msr, oracle, pagetrace, ranges, spc, Parsed};
 use crate::source::{open_stream, Compression};
 use crate::{Format, Op, PageRef, TraceError};
 use flashbuf_core::PageId;
@@ -231,6 +231,7 @@ impl TraceReader {
                 self.fill_records(out, target, oracle::RECORD_BYTES, oracle::decode)
             }
             Format::PageBin => self.fill_pagebin(out, target),
+            Format::RangeCsv => self.fill(out, target, no_fast, ranges::parse, ranges::is_header),
         };
         let n = out.len() - start;
         match result {

@@ -319,9 +319,9 @@ fn format_names() {
     let e = "blk".parse::<Format>().expect_err("unknown");
     assert!(e.to_string().contains(
         "valid formats: auto, pagetrace, msr, spc, lcs-csv, disksim, arc, \
-                   oracle-general, blkparse, blkparse-d, pagebin"
+                   oracle-general, blkparse, blkparse-d, pagebin, ranges"
     ));
-    assert_eq!(Format::ALL.len(), 10);
+    assert_eq!(Format::ALL.len(), 11);
     for (alias, f) in [
         ("oracleGeneral", Format::OracleGeneral),
         ("bin", Format::PageBin),

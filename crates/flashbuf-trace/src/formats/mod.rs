@@ -18,6 +18,7 @@ pub(crate) mod msr;
 pub(crate) mod oracle;
 pub(crate) mod pagebin;
 pub(crate) mod pagetrace;
+pub mod ranges;
 pub(crate) mod scan;
 pub(crate) mod spc;
 
@@ -37,8 +38,8 @@ pub const ADDRESS_SPACE_BITS: u32 = 40;
 /// A trace file format.
 ///
 /// The names used by [`FromStr`] and [`Display`](fmt::Display) are `pagetrace`, `msr`,
-/// `spc`, `lcs-csv`, `disksim`, `arc`, `oracle-general`, `blkparse`, `blkparse-d` and
-/// `pagebin`; `auto` (detect from the content) is handled by [`Format::parse_arg`] and by
+/// `spc`, `lcs-csv`, `disksim`, `arc`, `oracle-general`, `blkparse`, `blkparse-d`,
+/// `pagebin` and `ranges`; `auto` (detect from the content) is handled by [`Format::parse_arg`] and by
 /// passing `None` to [`TraceReader::open`](crate::TraceReader::open).
 ///
 /// ```
@@ -71,6 +72,9 @@ pub enum Format {
     /// flashbuf's binary page trace: a 16-byte header, then one `u64` per reference (see
     /// [`PageBinWriter`](crate::PageBinWriter)).
     PageBin,
+    /// Range I/O CSV: header `op,page,ranges,new`, then `R,123,,` / `W,123,0:24;100:8,0`
+    /// (the bytes each write-back changed; see [`parse_ranges`](crate::parse_ranges)).
+    RangeCsv,
 }
 
 /// Which `blkparse` event a [`Format::Blkparse`] trace counts as a request.
@@ -96,7 +100,7 @@ impl BlkAction {
 
 impl Format {
     /// Every format, in the order of the CLI's list.
-    pub const ALL: [Format; 10] = [
+    pub const ALL: [Format; 11] = [
         Format::PageTrace,
         Format::Msr,
         Format::Spc,
@@ -107,10 +111,11 @@ impl Format {
         Format::Blkparse(BlkAction::Queue),
         Format::Blkparse(BlkAction::Issue),
         Format::PageBin,
+        Format::RangeCsv,
     ];
 
     /// The format's name (`pagetrace`, `msr`, `spc`, `lcs-csv`, `disksim`, `arc`,
-    /// `oracle-general`, `blkparse`, `blkparse-d`, `pagebin`).
+    /// `oracle-general`, `blkparse`, `blkparse-d`, `pagebin`, `ranges`).
     pub const fn name(self) -> &'static str {
         match self {
             Format::PageTrace => "pagetrace",
@@ -123,6 +128,7 @@ impl Format {
             Format::Blkparse(BlkAction::Queue) => "blkparse",
             Format::Blkparse(BlkAction::Issue) => "blkparse-d",
             Format::PageBin => "pagebin",
+            Format::RangeCsv => "ranges",
         }
     }
 
@@ -130,7 +136,11 @@ impl Format {
     pub const fn is_byte_addressed(self) -> bool {
         !matches!(
             self,
-            Format::PageTrace | Format::ArcLis | Format::OracleGeneral | Format::PageBin
+            Format::PageTrace
+                | Format::ArcLis
+                | Format::OracleGeneral
+                | Format::PageBin
+                | Format::RangeCsv
         )
     }
 
@@ -159,7 +169,7 @@ impl fmt::Display for Format {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
     "unknown trace format '{0}'; valid formats: auto, pagetrace, msr, spc, lcs-csv, disksim, \
-     arc, oracle-general, blkparse, blkparse-d, pagebin"
+     arc, oracle-general, blkparse, blkparse-d, pagebin, ranges"
 )]
 pub struct ParseFormatError(pub String);
 
@@ -182,6 +192,7 @@ impl FromStr for Format {
             "blkparse" | "blkparse-q" | "blktrace" => Format::Blkparse(BlkAction::Queue),
             "blkparse-d" => Format::Blkparse(BlkAction::Issue),
             "pagebin" | "bin" => Format::PageBin,
+            "ranges" | "range-csv" => Format::RangeCsv,
             _ => return Err(ParseFormatError(s.to_string())),
         })
     }
