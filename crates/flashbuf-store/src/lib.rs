@@ -5,6 +5,8 @@
 //! - [`DirectStore`]: in-place writes to a data area behind a superblock.
 //! - [`StableBufferStore`]: pages staged in a small on-device area and flushed home in
 //!   efficient write patterns ([`stable_buffer`]).
+//! - [`LogStore`]: pages written out of place into segments, with a cleaner
+//!   ([`log_store`]).
 //!
 //! [`testing`] holds the crash-consistency harness every store must pass (fault device,
 //! model, crash points, store factories); the lab's `flashbuf torture` uses it too.
@@ -17,13 +19,16 @@
 mod direct;
 mod error;
 mod growth;
+pub mod log_store;
 mod poison;
+mod salt;
 pub mod stable_buffer;
 mod superblock;
 pub mod testing;
 
 pub use direct::{DirectStore, DirectStoreConfig};
 pub use error::StoreError;
+pub use log_store::{LogStore, LogStoreConfig};
 pub use poison::Poison;
 pub use stable_buffer::{StableBufferConfig, StableBufferStore};
 pub use superblock::{Superblock, SUPERBLOCK_FORMAT, SUPERBLOCK_MAGIC};
@@ -110,6 +115,11 @@ pub trait PageStore: Send + Sync {
     fn check_invariants(&self) -> Result<(), String> {
         Ok(())
     }
+    /// Store-specific figures for reports (`name`, value): write amplification, cleaning
+    /// I/O, ... The lab prints them beside the run's result; empty by default.
+    fn report(&self) -> Vec<(String, f64)> {
+        Vec::new()
+    }
 }
 
 impl<S: PageStore + ?Sized> PageStore for Box<S> {
@@ -140,6 +150,9 @@ impl<S: PageStore + ?Sized> PageStore for Box<S> {
     fn check_invariants(&self) -> Result<(), String> {
         (**self).check_invariants()
     }
+    fn report(&self) -> Vec<(String, f64)> {
+        (**self).report()
+    }
 }
 
 impl<S: PageStore + ?Sized> PageStore for std::sync::Arc<S> {
@@ -169,5 +182,8 @@ impl<S: PageStore + ?Sized> PageStore for std::sync::Arc<S> {
     }
     fn check_invariants(&self) -> Result<(), String> {
         (**self).check_invariants()
+    }
+    fn report(&self) -> Vec<(String, f64)> {
+        (**self).report()
     }
 }

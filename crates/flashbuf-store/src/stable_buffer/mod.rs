@@ -102,7 +102,7 @@ pub use patterns::{
 
 use crate::growth::Growth;
 use crate::{PageStore, Poison, ReadOutcome, StoreError, StoreStats, Superblock};
-use flashbuf_core::rng::SplitMix64;
+use crate::salt::fresh_salt;
 use flashbuf_core::{DeviceStats, DirtyRanges, PageId};
 use flashbuf_device::Device;
 use layout::Layout;
@@ -245,22 +245,6 @@ struct Inner<D> {
 pub struct StableBufferStore<D: Device + 'static> {
     inner: Arc<Inner<D>>,
     flusher: Mutex<Option<JoinHandle<()>>>,
-}
-
-/// A salt that differs from `prev`: the previous salt, the clock and the process id mixed.
-fn fresh_salt(prev: Option<u64>) -> u64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
-    let mut r = SplitMix64::new(
-        prev.unwrap_or(0).wrapping_add(1) ^ nanos ^ u64::from(std::process::id()) << 40,
-    );
-    let s = r.next_u64();
-    if Some(s) == prev {
-        s ^ 1
-    } else {
-        s
-    }
 }
 
 impl<D: Device + 'static> StableBufferStore<D> {

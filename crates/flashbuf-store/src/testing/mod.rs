@@ -37,6 +37,7 @@ pub mod content;
 pub mod model;
 pub mod sim;
 
+use crate::log_store::{CleanerConfig, CleanerKind, LogStore, LogStoreConfig, TimeBase};
 use crate::stable_buffer::{FlushMode, Recognition, StableBufferConfig, StableBufferStore};
 use crate::{DirectStore, DirectStoreConfig, PageStore, StoreError};
 use flashbuf_device::Device;
@@ -138,6 +139,42 @@ fn sbi_open(dev: Box<dyn Device>, page_size: usize) -> Result<Box<dyn PageStore>
     Ok(Box::new(StableBufferStore::open(dev, cfg)?))
 }
 
+/// The log-structured store with small segments (8 blocks) so that crash points fall into
+/// log writes, cleaning and checkpoints often: SepBIT's six heads (the most involved
+/// write path), the `writes` clock (deterministic), eager background cleaning and a
+/// checkpoint every two segments. 40 segments hold the 128 pages `flashbuf torture` uses.
+pub fn log_store_config(page_size: usize) -> LogStoreConfig {
+    let segment_bytes = 8 * page_size as u64;
+    let layout_pad = 64 * page_size as u64;
+    LogStoreConfig {
+        segment_bytes,
+        capacity_bytes: Some(layout_pad + 40 * segment_bytes),
+        logical_pages: Some(256),
+        align_bytes: page_size as u64,
+        cleaner: CleanerConfig {
+            kind: CleanerKind::SepBit,
+            cleaning_interval_ticks: 4.0,
+            segments_per_clean: 2,
+            protection_period_ticks: 2.0,
+            min_free_segments: Some(28),
+            max_free_segments: Some(32),
+            background: true,
+        },
+        time_base: TimeBase::Writes,
+        checkpoint_segments: 2,
+        salt: Some(0x106_5701e),
+        ..LogStoreConfig::with_page_size(page_size)
+    }
+}
+
+fn log_create(dev: Box<dyn Device>, page_size: usize) -> Result<Box<dyn PageStore>, StoreError> {
+    Ok(Box::new(LogStore::create(dev, log_store_config(page_size))?))
+}
+
+fn log_open(dev: Box<dyn Device>, page_size: usize) -> Result<Box<dyn PageStore>, StoreError> {
+    Ok(Box::new(LogStore::open(dev, log_store_config(page_size))?))
+}
+
 /// Every store the suites run. Add a store here (one entry) and it joins them all.
 pub const STORES: &[StoreFactory] = &[
     StoreFactory {
@@ -156,6 +193,12 @@ pub const STORES: &[StoreFactory] = &[
         name: "stable-buffer-incremental",
         create: sbi_create,
         open: sbi_open,
+        masks_torn_writes: true,
+    },
+    StoreFactory {
+        name: "log-structured",
+        create: log_create,
+        open: log_open,
         masks_torn_writes: true,
     },
 ];

@@ -1,0 +1,656 @@
+//! The log-structured store: pages written out of place, sequentially, into segments, with
+//! a cleaner reclaiming the space of overwritten copies — the non-in-place-update (NIPU)
+//! write path.
+//!
+//! Paper: Yongkun Wang, Kazuo Goda and Masaru Kitsuregawa, "Evaluating Non-In-Place Update
+//! Techniques for Flash-Based Transaction Processing Systems", DEXA 2009 (text in
+//! `../shared/papers/nipu-evaluation.txt`): §3 the technique (logical in-place updates
+//! turned into sequential out-of-place writes through an address table, garbage
+//! collection reclaiming obsolete blocks), §4.1 the setting (NILFS2, 8 MB segments of 4 KB
+//! blocks), §4.6 the cleaner's knobs (cleaning interval CI, segments per clean NSPC,
+//! protection period PP). The mechanisms follow the papers it builds on: Sprite LFS
+//! (Rosenblum & Ousterhout, TOCS 1992: segments, summary blocks, greedy and cost-benefit
+//! cleaning, checkpoints and roll-forward, §3–§4) and NILFS2 (Konishi et al., OSR 2006;
+//! `nilfs_cleanerd`: oldest-first selection, protection period, min/max clean segments).
+//! The modern scheme is SepBIT (Wang et al., FAST 2022). See `design.md` §4.
+//!
+//! # Layout
+//! Superblock, two checkpoint slots, then segments ([`layout`]). Every write of a head is
+//! a *log*: a summary block ([`summary`]: page id, version and checksum per block, the
+//! log's sequence number) followed by up to `entries_per_summary` page blocks. A segment
+//! holds logs back to back from block 0; the cleaner and recovery find them by walking the
+//! summaries ([`scan`]). The map ([`map`]) is 4 bytes per page; the usage table
+//! ([`usage`]) keeps live counts, last-modified times and the free-segment pool.
+//!
+//! # Writes
+//! Caller pages are appended to the head the placement names ([`placement`]); each head
+//! assembles its current log in memory and writes it with one device write when it is
+//! full (see [`writer`]). Batches keep their order. A page rewritten before its buffered
+//! copy was written replaces it in the buffer.
+//!
+//! # Durability (design.md §6)
+//! `sync()` writes every head's buffered log, then syncs the device once: the logs are the
+//! segment tails, and their summaries are all recovery needs. A checkpoint
+//! ([`checkpoint`]) adds two syncs: one before (every log it covers is durable) and one
+//! after writing the slot. Rules the crash suite holds the store to:
+//! 1. Live blocks are never overwritten: a segment is written again only after it has no
+//!    live block left and a checkpoint newer than all its logs is durable (pre-free
+//!    segments, [`usage`]); the checkpoint's first sync makes the newer copies durable.
+//! 2. Recovery ([`recovery`]) starts from the newest valid checkpoint and applies the logs
+//!    written after it in sequence order, checking every block against its summary. A
+//!    torn tail (never promised by a sync) is cut; a promised block that fails its
+//!    checksum stays mapped, so reading it reports corruption instead of returning an
+//!    older copy; a promised log that is missing makes the open fail.
+//! 3. A damaged checkpoint slot makes recovery use the other one.
+//! 4. Any device error poisons the store (fail-stop).
+//!
+//! Torn writes are masked: an unsynced log that tore is dropped whole, so after a crash
+//! every page is its old or a new version, never reported corrupt.
+//!
+//! # Cleaning
+//! Foreground when a caller's write finds no segment beyond the cleaner's reserve;
+//! background on the configured clock with the paper's knobs ([`cleaner`]). Victim rules
+//! ([`victim`]): greedy, cost-benefit, oldest-first, SepBIT's selection.
+//!
+//! # Concurrency
+//! One read-write lock: reads share it (and read the device under it), writes, syncs and
+//! the cleaner take it exclusively.
+//!
+//! # Memory
+//! The map is 4 bytes per page id; SepBIT adds 4 bytes per page id of last-write times
+//! (8 in all); the usage table is a few dozen bytes per segment; each head buffers one log
+//! ([`LogStore::memory`]).
+
+pub mod checkpoint;
+mod cleaner;
+mod clock;
+pub mod config;
+mod invariants;
+pub mod layout;
+pub mod map;
+pub mod placement;
+mod recovery;
+mod scan;
+pub mod stamp;
+mod state;
+pub mod stats;
+pub mod summary;
+pub mod usage;
+pub mod victim;
+mod writer;
+
+pub use config::{CleanerConfig, CleanerKind, LogStoreConfig, TimeBase};
+pub use layout::{BlockAddr, Layout, SegmentId};
+pub use stats::{LogStoreStats, MemoryReport, RecoveryReport};
+
+use crate::salt::fresh_salt;
+use crate::{PageStore, PageWrite, Poison, ReadOutcome, StoreError, StoreStats, Superblock};
+use clock::Clock;
+use flashbuf_core::page::{self, PageCheckError};
+use flashbuf_core::{AlignedBuf, DeviceStats, DirtyRanges, PageId};
+use flashbuf_device::Device;
+use parking_lot::RwLock;
+use state::{Background, Ctx, Head, State, WriteQueue};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::Instant;
+use usage::UsageTable;
+
+/// Kind name written in the superblock.
+pub const KIND: &str = "log-structured";
+
+/// The log-structured store (see the [module docs](self)).
+///
+/// ```
+/// use flashbuf_core::{page, DirtyRanges, PageId};
+/// use flashbuf_device::MemDevice;
+/// use flashbuf_store::log_store::{LogStore, LogStoreConfig, TimeBase};
+/// use flashbuf_store::{PageStore, ReadOutcome};
+/// let cfg = LogStoreConfig {
+///     segment_bytes: 16 * 4096,
+///     capacity_bytes: Some(4 << 20),
+///     align_bytes: 4096,
+///     time_base: TimeBase::Writes,
+///     ..LogStoreConfig::with_page_size(4096)
+/// };
+/// let store = LogStore::create(MemDevice::new(0), cfg.clone())?;
+/// let mut p = vec![0u8; 4096];
+/// let mut last = vec![0u8; 300];
+/// let mut rng = flashbuf_core::rng::SplitMix64::new(1);
+/// for i in 0..6000u64 {
+///     // Skewed random overwrites leave segments partly live: the cleaner must copy.
+///     let pid = if rng.below(4) == 0 { rng.below(300) } else { rng.below(60) };
+///     p[100] = i as u8;
+///     last[pid as usize] = i as u8;
+///     page::seal(&mut p, PageId(pid), i + 1);
+///     store.write_page(PageId(pid), &p, &DirtyRanges::full(4096))?;
+/// }
+/// store.sync()?;
+/// assert!(store.log_stats().segments_cleaned > 0);
+/// store.check_invariants().map_err(flashbuf_store::StoreError::Invalid)?;
+/// let store = LogStore::open(store.into_device(), cfg)?;
+/// let mut q = vec![0u8; 4096];
+/// assert_eq!(store.read_page(PageId(7), &mut q)?, ReadOutcome::Found);
+/// assert_eq!(q[100], last[7]);
+/// # Ok::<(), flashbuf_store::StoreError>(())
+/// ```
+#[derive(Debug)]
+pub struct LogStore<D: Device> {
+    dev: D,
+    cfg: LogStoreConfig,
+    layout: Layout,
+    salt: u64,
+    poison: Poison,
+    state: RwLock<State>,
+    page_reads: AtomicU64,
+    unwritten_reads: AtomicU64,
+    page_writes: AtomicU64,
+    batches: AtomicU64,
+    syncs: AtomicU64,
+}
+
+impl<D: Device> LogStore<D> {
+    fn check_device(dev: &D, cfg: &LogStoreConfig) -> Result<(), StoreError> {
+        cfg.validate()?;
+        let a = dev.alignment().max(1);
+        if !cfg.page_size.is_multiple_of(a) {
+            return Err(StoreError::Invalid(format!(
+                "page size {} is not a multiple of {}'s alignment ({a} bytes)",
+                cfg.page_size,
+                dev.describe()
+            )));
+        }
+        Ok(())
+    }
+
+    fn new_state(dev: &D, cfg: &LogStoreConfig, layout: &Layout) -> State {
+        let (rule, placement) = cfg.cleaner.kind.build(layout.logical_pages);
+        let heads = (0..placement.heads()).map(|c| Head::new(c as u8)).collect();
+        State {
+            map: map::L2pMap::new(layout.logical_pages),
+            usage: UsageTable::new(layout.segments),
+            heads,
+            queue: WriteQueue::new(cfg.page_size),
+            placement,
+            rule,
+            next_seq: 1,
+            next_epoch: 1,
+            durable_seq: 1,
+            unsynced: false,
+            generation: 0,
+            sealed_since_checkpoint: 0,
+            user_writes: 0,
+            clock: Clock::new(cfg.time_base, 0.0, dev),
+            background: Background::default(),
+            stats: LogStoreStats::default(),
+            device_base: dev.stats(),
+            recovery: None,
+        }
+    }
+
+    fn assemble(dev: D, cfg: LogStoreConfig, layout: Layout, salt: u64, state: State) -> Self {
+        Self {
+            dev,
+            cfg,
+            layout,
+            salt,
+            poison: Poison::default(),
+            state: RwLock::new(state),
+            page_reads: AtomicU64::new(0),
+            unwritten_reads: AtomicU64::new(0),
+            page_writes: AtomicU64::new(0),
+            batches: AtomicU64::new(0),
+            syncs: AtomicU64::new(0),
+        }
+    }
+
+    fn ctx(&self) -> Ctx<'_, D> {
+        Ctx {
+            dev: &self.dev,
+            layout: &self.layout,
+            cfg: &self.cfg,
+            salt: self.salt,
+            poison: &self.poison,
+        }
+    }
+
+    /// Formats `dev` as a new, empty store of `cfg.capacity_bytes` (or the device's
+    /// current length) and syncs; whatever the device held is lost.
+    pub fn create(dev: D, cfg: LogStoreConfig) -> Result<Self, StoreError> {
+        Self::check_device(&dev, &cfg)?;
+        let capacity = cfg.capacity_bytes.unwrap_or_else(|| dev.len());
+        if capacity == 0 {
+            return Err(StoreError::Invalid(format!(
+                "{} is empty: give the log-structured store's size (capacity)",
+                dev.describe()
+            )));
+        }
+        if let Some(max) = dev.max_len() {
+            if capacity > max {
+                return Err(StoreError::Full(format!(
+                    "{} holds {max} bytes, the store was asked for {capacity}",
+                    dev.describe()
+                )));
+            }
+        }
+        let layout = cfg.layout_for(capacity)?;
+        let prev = Superblock::read(&dev).ok().map(|s| s.salt);
+        let salt = cfg.salt.unwrap_or_else(|| fresh_salt(prev));
+        dev.set_len(0)?;
+        dev.set_len(layout.total_bytes())?;
+        Superblock {
+            kind: KIND.to_string(),
+            page_size: cfg.page_size as u32,
+            data_offset: layout.segment_offset,
+            config_fingerprint: layout.fingerprint(),
+            salt,
+            extra: layout.encode_extra(),
+        }
+        .write(&dev)?;
+        let mut state = Self::new_state(&dev, &cfg, &layout);
+        let store = {
+            let poison = Poison::default();
+            let cx = Ctx {
+                dev: &dev,
+                layout: &layout,
+                cfg: &cfg,
+                salt,
+                poison: &poison,
+            };
+            // Both slots valid from the start (generations 1 and 2).
+            state.checkpoint(&cx)?;
+            state.checkpoint(&cx)?;
+            state.stats = LogStoreStats::default();
+            state.device_base = dev.stats();
+            Self::assemble(dev, cfg, layout, salt, state)
+        };
+        Ok(store)
+    }
+
+    /// Opens an existing store and recovers it (newest valid checkpoint, roll-forward).
+    /// Refuses a device holding another kind of store, another page size, segment size,
+    /// space or page count, with a message saying which.
+    pub fn open(dev: D, cfg: LogStoreConfig) -> Result<Self, StoreError> {
+        Self::check_device(&dev, &cfg)?;
+        let sb = Superblock::read(&dev)?;
+        sb.expect(KIND, cfg.page_size, sb.config_fingerprint)?;
+        let reserved = Superblock::reserved_bytes(cfg.page_size);
+        let layout = Layout::decode_extra(&sb.extra, cfg.page_size, sb.data_offset, reserved)?;
+        Self::check_format(&cfg, &layout)?;
+        sb.expect(KIND, cfg.page_size, layout.fingerprint())?;
+        if dev.len() < layout.total_bytes() {
+            return Err(StoreError::Format(format!(
+                "{} holds {} bytes, the store's segments end at byte {}: it is truncated",
+                dev.describe(),
+                dev.len(),
+                layout.total_bytes()
+            )));
+        }
+        let wall = Instant::now();
+        let t0 = dev.stats().device_time_us;
+        let data_blocks = config::data_blocks_per_segment(layout.segment_blocks, cfg.page_size);
+        let r = recovery::recover(&dev, &layout, sb.salt, data_blocks)?;
+        let mut state = Self::new_state(&dev, &cfg, &layout);
+        state.map = r.map;
+        state.usage = UsageTable::from_rows(r.usage);
+        state.generation = r.generation;
+        state.next_seq = r.next_seq;
+        state.next_epoch = r.next_epoch;
+        state.durable_seq = r.next_seq;
+        state.user_writes = r.user_writes;
+        state.clock.restart_at(r.time_ticks, &dev);
+        state.background.last_pass_ticks = r.time_ticks;
+        let mut report = r.report;
+        let store = Self::assemble(dev, cfg, layout, sb.salt, state);
+        {
+            let mut st = store.state.write();
+            let cx = store.ctx();
+            for summary in &r.to_seal {
+                let k = layout.segment_blocks - data_blocks;
+                let buf = summary::encode(summary, store.salt, k, layout.page_size);
+                let at = layout.block_byte_offset(summary.segment, data_blocks);
+                store.poison.guard(store.dev.write_at(at, &buf))?;
+                st.unsynced = true;
+                report.summaries_written += 1;
+            }
+            if r.needs_checkpoint {
+                // Whatever recovery relied on is made durable before a checkpoint
+                // records it; logs it dropped are then below every later sequence.
+                st.sync_device(&cx, true)?;
+                st.checkpoint(&cx)?;
+                report.wrote_checkpoint = true;
+            }
+            report.device_time_us = store.dev.stats().device_time_us - t0;
+            report.wall_time_us = wall.elapsed().as_secs_f64() * 1e6;
+            st.recovery = Some(report);
+            st.stats = LogStoreStats::default();
+            st.device_base = store.dev.stats();
+        }
+        Ok(store)
+    }
+
+    /// The format fields of `cfg` that are given must match the device's layout.
+    fn check_format(cfg: &LogStoreConfig, layout: &Layout) -> Result<(), StoreError> {
+        if cfg.segment_blocks() != layout.segment_blocks {
+            return Err(StoreError::Format(format!(
+                "store was formatted with segments of {} blocks, but {} were requested",
+                layout.segment_blocks,
+                cfg.segment_blocks()
+            )));
+        }
+        if let Some(lp) = cfg.logical_pages {
+            if lp != layout.logical_pages {
+                return Err(StoreError::Format(format!(
+                    "store was formatted for {} page ids, but {lp} were requested",
+                    layout.logical_pages
+                )));
+            }
+        }
+        if let Some(c) = cfg.capacity_bytes {
+            let want = cfg.layout_for(c)?;
+            if want.segments != layout.segments {
+                return Err(StoreError::Format(format!(
+                    "store was formatted with {} segments, but {c} bytes give {}",
+                    layout.segments, want.segments
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Opens the store on `dev`, formatting it first if the device is empty (length 0).
+    pub fn open_or_create(dev: D, cfg: LogStoreConfig) -> Result<Self, StoreError> {
+        if dev.is_empty() {
+            Self::create(dev, cfg)
+        } else {
+            Self::open(dev, cfg)
+        }
+    }
+
+    /// Writes every page id in `0..pages` never written as an empty sealed page (version
+    /// 0), then syncs and checkpoints, and restarts the counters: the data set exists on
+    /// the device before a run, as the papers' databases did.
+    pub fn populate(&self, pages: u64) -> Result<(), StoreError> {
+        self.poison.check()?;
+        let pages = pages.min(self.layout.logical_pages);
+        let cx = self.ctx();
+        let mut st = self.state.write();
+        if pages > cx.max_live_pages() {
+            return Err(StoreError::Full(format!(
+                "{pages} pages do not fit: the store holds at most {}",
+                cx.max_live_pages()
+            )));
+        }
+        let mut p = AlignedBuf::zeroed(self.cfg.page_size, 4096);
+        for pid in 0..pages {
+            if st.map.get(pid).is_none() {
+                p.fill(0);
+                page::seal(&mut p, PageId(pid), 0);
+                st.write_user(&cx, pid, 0, &p)?;
+            }
+        }
+        st.sync(&cx)?;
+        st.checkpoint(&cx)?;
+        st.stats = LogStoreStats::default();
+        st.device_base = self.dev.stats();
+        Ok(())
+    }
+
+    /// The device.
+    pub fn device(&self) -> &D {
+        &self.dev
+    }
+
+    /// Consumes the store, returning the device (buffered logs not synced are lost).
+    pub fn into_device(self) -> D {
+        self.dev
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &LogStoreConfig {
+        &self.cfg
+    }
+
+    /// The layout on the device.
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+
+    /// The store's counters.
+    pub fn log_stats(&self) -> LogStoreStats {
+        self.state.read().stats
+    }
+
+    /// What the last recovery found (`None` for a store created by this process).
+    pub fn recovery_report(&self) -> Option<RecoveryReport> {
+        self.state.read().recovery
+    }
+
+    /// Free, pre-free and used segments now.
+    pub fn segment_counts(&self) -> (u32, u32, u32) {
+        let st = self.state.read();
+        let (f, p) = (st.usage.free_count(), st.usage.prefree_count());
+        (f, p, self.layout.segments - f - p)
+    }
+
+    /// Pages mapped now.
+    pub fn live_pages(&self) -> u64 {
+        self.state.read().map.mapped()
+    }
+
+    /// Memory of the per-page and per-segment structures.
+    pub fn memory(&self) -> MemoryReport {
+        self.memory_of(&self.state.read())
+    }
+
+    /// Checkpoints now (flushing every head).
+    pub fn checkpoint(&self) -> Result<(), StoreError> {
+        self.poison.check()?;
+        self.state.write().checkpoint(&self.ctx())
+    }
+
+    fn check_buf(&self, len: usize) -> Result<(), StoreError> {
+        if len != self.cfg.page_size {
+            return Err(StoreError::Invalid(format!(
+                "buffer of {len} bytes for a store with page size {}",
+                self.cfg.page_size
+            )));
+        }
+        Ok(())
+    }
+
+    /// Checks a page handed over for writing; its page id must be one the store holds.
+    fn check_write(&self, pid: PageId, page: &[u8]) -> Result<(), StoreError> {
+        self.check_buf(page.len())?;
+        let h = page::read_header(page);
+        if h.page_id != pid {
+            return Err(StoreError::Invalid(format!(
+                "write of {pid} with a page sealed for {}",
+                h.page_id
+            )));
+        }
+        debug_assert!(page::check(page, pid).is_ok(), "{pid} handed over unsealed");
+        if pid.0 >= self.layout.logical_pages {
+            return Err(StoreError::Full(format!(
+                "{pid} is beyond the store's {} page ids",
+                self.layout.logical_pages
+            )));
+        }
+        Ok(())
+    }
+
+    /// Refuses new pages beyond what the store can hold (before any I/O).
+    fn check_room(&self, st: &State, new_pages: u64) -> Result<(), StoreError> {
+        let max = self.ctx().max_live_pages();
+        if new_pages > 0 && st.map.mapped() + new_pages > max {
+            return Err(StoreError::Full(format!(
+                "{} pages live and {new_pages} new: the store holds at most {max} ({} segments of {} blocks, {} kept for the cleaner)",
+                st.map.mapped(),
+                self.layout.segments,
+                self.layout.segment_blocks,
+                self.cfg.reserve_segments() + 1
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl<D: Device> PageStore for LogStore<D> {
+    fn name(&self) -> &'static str {
+        KIND
+    }
+
+    fn page_size(&self) -> usize {
+        self.cfg.page_size
+    }
+
+    fn read_page(&self, pid: PageId, buf: &mut [u8]) -> Result<ReadOutcome, StoreError> {
+        self.poison.check()?;
+        self.check_buf(buf.len())?;
+        self.page_reads.fetch_add(1, Relaxed);
+        let st = self.state.read();
+        let Some(addr) = st.map.get(pid.0) else {
+            buf.fill(0);
+            self.unwritten_reads.fetch_add(1, Relaxed);
+            return Ok(ReadOutcome::Unwritten);
+        };
+        self.poison
+            .guard(self.dev.read_at(self.layout.addr_byte_offset(addr), buf))?;
+        drop(st);
+        let reason = match stamp::check(buf, self.salt, addr) {
+            Some(s) if s.pid != pid.0 => PageCheckError::WrongPage {
+                found: PageId(s.pid),
+            },
+            // The cleaner's copy of a block that had failed its checksum.
+            Some(s) if s.damaged() => PageCheckError::Checksum {
+                stored: s.crc,
+                computed: 0,
+            },
+            Some(_) => {
+                stamp::restore(buf);
+                return Ok(ReadOutcome::Found);
+            }
+            None if buf[4..8] != flashbuf_core::page::PAGE_MAGIC => {
+                let mut found = [0u8; 4];
+                found.copy_from_slice(&buf[4..8]);
+                PageCheckError::BadMagic { found }
+            }
+            None => PageCheckError::Checksum {
+                stored: u32::from_le_bytes([buf[0], buf[1], buf[2], buf[3]]),
+                computed: stamp::expected_crc(buf, self.salt, addr),
+            },
+        };
+        buf.fill(0);
+        Err(StoreError::Corrupt { pid, reason })
+    }
+
+    fn write_page(&self, pid: PageId, page: &[u8], _dirty: &DirtyRanges) -> Result<(), StoreError> {
+        self.poison.check()?;
+        self.check_write(pid, page)?;
+        let cx = self.ctx();
+        let mut st = self.state.write();
+        self.check_room(&st, u64::from(st.map.get(pid.0).is_none()))?;
+        st.background_clean(&cx)?;
+        st.write_user(&cx, pid.0, page::version_of(page), page)?;
+        st.flush_queue(&cx)?;
+        st.checkpoint_if_due(&cx)?;
+        self.page_writes.fetch_add(1, Relaxed);
+        Ok(())
+    }
+
+    fn write_pages(&self, batch: &[PageWrite<'_>]) -> Result<(), StoreError> {
+        self.poison.check()?;
+        for w in batch {
+            self.check_write(w.pid, w.page)?;
+        }
+        let cx = self.ctx();
+        let mut st = self.state.write();
+        let mut new: Vec<u64> = batch
+            .iter()
+            .map(|w| w.pid.0)
+            .filter(|&p| st.map.get(p).is_none())
+            .collect();
+        new.sort_unstable();
+        new.dedup();
+        self.check_room(&st, new.len() as u64)?;
+        st.background_clean(&cx)?;
+        for w in batch {
+            st.write_user(&cx, w.pid.0, page::version_of(w.page), w.page)?;
+        }
+        st.flush_queue(&cx)?;
+        st.checkpoint_if_due(&cx)?;
+        self.page_writes.fetch_add(batch.len() as u64, Relaxed);
+        self.batches.fetch_add(1, Relaxed);
+        Ok(())
+    }
+
+    fn sync(&self) -> Result<(), StoreError> {
+        self.poison.check()?;
+        self.state.write().sync(&self.ctx())?;
+        self.syncs.fetch_add(1, Relaxed);
+        Ok(())
+    }
+
+    fn stats(&self) -> StoreStats {
+        StoreStats {
+            page_reads: self.page_reads.load(Relaxed),
+            unwritten_reads: self.unwritten_reads.load(Relaxed),
+            page_writes: self.page_writes.load(Relaxed),
+            batches: self.batches.load(Relaxed),
+            syncs: self.syncs.load(Relaxed),
+        }
+    }
+
+    fn device_stats(&self) -> DeviceStats {
+        self.dev.stats()
+    }
+
+    fn check_invariants(&self) -> Result<(), String> {
+        self.state.read().check_invariants(&self.ctx())
+    }
+
+    fn report(&self) -> Vec<(String, f64)> {
+        let st = self.state.read();
+        let dev = self.dev.stats() - st.device_base;
+        let mem = self.memory_of(&st);
+        let (free, prefree) = (st.usage.free_count(), st.usage.prefree_count());
+        let capacity = self.layout.segments as f64 * self.cfg.data_blocks_per_segment() as f64;
+        let mut extra: Vec<(&'static str, f64)> = vec![
+            ("live_pages", st.map.mapped() as f64),
+            ("utilization", st.map.mapped() as f64 / capacity.max(1.0)),
+            ("segments", f64::from(self.layout.segments)),
+            ("free_segments", f64::from(free)),
+            ("prefree_segments", f64::from(prefree)),
+            ("map_bytes_per_page", mem.map_bytes_per_page),
+            ("per_page_bytes", mem.per_page_bytes),
+        ];
+        if let Some(r) = st.recovery {
+            extra.push(("recovery_device_time_us", r.device_time_us));
+            extra.push(("recovery_wall_time_us", r.wall_time_us));
+            extra.push(("recovery_blocks_rolled_forward", r.blocks_rolled_forward as f64));
+        }
+        extra.extend(st.placement.report());
+        stats::report(&st.stats, &dev, self.cfg.page_size, &extra)
+    }
+}
+
+impl<D: Device> LogStore<D> {
+    fn memory_of(&self, st: &State) -> MemoryReport {
+        let pages = self.layout.logical_pages.max(1) as f64;
+        let map_bytes = st.map.memory_bytes();
+        let placement_bytes = st.placement.memory_bytes();
+        MemoryReport {
+            logical_pages: self.layout.logical_pages,
+            map_bytes,
+            placement_bytes,
+            map_bytes_per_page: map_bytes as f64 / pages,
+            per_page_bytes: (map_bytes + placement_bytes) as f64 / pages,
+            usage_bytes: st.usage.rows().len() * std::mem::size_of::<usage::SegmentUsage>(),
+            buffer_bytes: st.queue.buf.len()
+                + st
+                    .heads
+                    .iter()
+                    .map(|h| h.entries.capacity() * std::mem::size_of::<summary::Entry>())
+                    .sum::<usize>(),
+        }
+    }
+}

@@ -1,0 +1,67 @@
+//! Placement: which head (open segment) a block is appended to.
+//!
+//! The classic rules write everything — callers' pages and the cleaner's copies — to one
+//! log, as Sprite LFS and NILFS2 do ([`single`]). The modern scheme separates blocks by
+//! their expected invalidation time so that segments die whole ([`sepbit`]). Like victim
+//! rules, a placement only decides: it never does I/O and never sees page bytes.
+
+pub mod sepbit;
+
+use super::victim::SegmentView;
+use std::fmt::Debug;
+
+/// A placement scheme.
+///
+/// # Contract
+/// `place_user` is called once per caller page write, in order, with the number of caller
+/// writes before it; `place_gc` once per block the cleaner copies, after `collected` told
+/// it which segment the block comes from. Returned heads are `< heads()`.
+pub trait Placement: Send + Sync + Debug {
+    /// The scheme's name.
+    fn name(&self) -> &'static str;
+    /// Heads (open segments) it writes to.
+    fn heads(&self) -> usize;
+    /// The head for a caller's write of page `pid`, the `user_writes`-th caller write, with
+    /// `live_blocks` valid blocks in the store.
+    fn place_user(&mut self, pid: u64, user_writes: u64, live_blocks: u64) -> usize;
+    /// The head for the cleaner's copy of page `pid` out of a segment of class
+    /// `victim_class`.
+    fn place_gc(&mut self, pid: u64, victim_class: u8, user_writes: u64) -> usize;
+    /// The cleaner is about to collect `victim`.
+    fn collected(&mut self, victim: &SegmentView, user_writes: u64);
+    /// Bytes of the scheme's own state.
+    fn memory_bytes(&self) -> usize;
+    /// Figures for the store's report (name, value).
+    fn report(&self) -> Vec<(&'static str, f64)>;
+}
+
+/// One log for everything (Sprite LFS, NILFS2).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Single;
+
+/// A boxed [`Single`].
+pub fn single() -> Box<dyn Placement> {
+    Box::new(Single)
+}
+
+impl Placement for Single {
+    fn name(&self) -> &'static str {
+        "single-log"
+    }
+    fn heads(&self) -> usize {
+        1
+    }
+    fn place_user(&mut self, _pid: u64, _user_writes: u64, _live_blocks: u64) -> usize {
+        0
+    }
+    fn place_gc(&mut self, _pid: u64, _victim_class: u8, _user_writes: u64) -> usize {
+        0
+    }
+    fn collected(&mut self, _victim: &SegmentView, _user_writes: u64) {}
+    fn memory_bytes(&self) -> usize {
+        0
+    }
+    fn report(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
+}
