@@ -265,6 +265,7 @@ pub fn run_with(
                 r.format = summary.format.to_string();
                 r.flush_writes = pool.flush_all()? as u64;
                 pool.store().sync()?;
+                r.store_report = pool.store().report().into_iter().collect();
                 if cfg.paranoid {
                     pool.check_invariants().map_err(LabError::Invariant)?;
                     verify_all(pool.store(), &mut oracle, cfg.page_size)?;
@@ -290,6 +291,7 @@ pub fn run_with(
                 r.distinct_pages = summary.distinct_pages;
                 r.format = summary.format.to_string();
                 store.sync()?;
+                r.store_report = store.report().into_iter().collect();
                 if cfg.paranoid {
                     store.check_invariants().map_err(LabError::Invariant)?;
                     verify_all(&store, &mut oracle, cfg.page_size)?;

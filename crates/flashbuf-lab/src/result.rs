@@ -86,6 +86,11 @@ pub struct RunResult {
     pub max_rss_bytes: u64,
     /// Figures the policy reports.
     pub policy_report: BTreeMap<String, f64>,
+    /// Figures the store reports (`PageStore::report`: the log-structured store's write
+    /// amplification, of the store, of the FTL and both, cleaning I/O, ...), taken after
+    /// the final sync.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub store_report: BTreeMap<String, f64>,
     /// The first verify error, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_verify_error: Option<String>,
@@ -280,6 +285,20 @@ pub fn table(runs: &[RunResult]) -> String {
     );
     for r in &rows {
         line(&mut out, r);
+    }
+    out.push_str(&store_reports(runs));
+    out
+}
+
+/// One line per run whose store reports figures (write amplification first).
+fn store_reports(runs: &[RunResult]) -> String {
+    let mut out = String::new();
+    for r in runs.iter().filter(|r| !r.store_report.is_empty()) {
+        let _ = write!(out, "store {} on {}:", r.store, r.device);
+        for (k, v) in &r.store_report {
+            let _ = write!(out, " {k}={}", human(*v));
+        }
+        out.push('\n');
     }
     out
 }

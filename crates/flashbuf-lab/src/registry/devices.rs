@@ -120,9 +120,11 @@ fn sim_facts(spec: &Spec, ctx: &BuildContext) -> Result<DeviceFacts, LabError> {
     })
 }
 
-/// Builds `sim:PROFILE[:opts]`: `seed` and `precondition` (write the whole device once
-/// first, at no cost, as the papers' aged devices) are the lab's; every other option goes to
-/// the profile (`SimProfile::set_option`, which lists its keys on error).
+/// Builds `sim:PROFILE[:opts]`: `seed`, `precondition` (write the whole device once
+/// first, at no cost, as the papers' aged devices) and `fill` (the trace's data fills this
+/// fraction of the device: capacity = data / fill instead of data + 64 MiB) are the lab's;
+/// every other option goes to the profile (`SimProfile::set_option`, which lists its keys
+/// on error).
 pub fn build_sim(spec: &Spec, ctx: &BuildContext) -> Result<SimDevice, LabError> {
     let name = spec.arg.as_deref().unwrap_or_default();
     let mut profile = SimProfile::by_name(name).map_err(|e| {
@@ -133,14 +135,23 @@ pub fn build_sim(spec: &Spec, ctx: &BuildContext) -> Result<SimDevice, LabError>
     })?;
     let seed: u64 = spec.get("seed", ctx.seed)?;
     let precondition: bool = spec.get("precondition", false)?;
+    let fill: f64 = spec.get("fill", 0.0)?;
+    if !(0.0..=1.0).contains(&fill) {
+        return Err(LabError::Usage(format!("fill={fill} must be in (0, 1]")));
+    }
     for (k, v) in &spec.opts {
-        if k != "seed" && k != "precondition" {
+        if !matches!(k.as_str(), "seed" | "precondition" | "fill") {
             profile.set_option(k, v).map_err(|e| {
-                LabError::Usage(format!("{e} (the lab also takes seed, precondition)"))
+                LabError::Usage(format!("{e} (the lab also takes seed, precondition, fill)"))
             })?;
         }
     }
-    let capacity = (ctx.data_bytes() + SIM_SLACK_BYTES).div_ceil(1 << 20) << 20;
+    let wanted = if fill > 0.0 {
+        ((ctx.data_bytes() as f64 / fill) as u64).max(ctx.data_bytes() + (1 << 20))
+    } else {
+        ctx.data_bytes() + SIM_SLACK_BYTES
+    };
+    let capacity = wanted.div_ceil(1 << 20) << 20;
     let dev = SimDevice::new(profile, capacity, seed)?;
     if precondition {
         dev.precondition();

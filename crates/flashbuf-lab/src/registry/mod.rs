@@ -3,6 +3,7 @@
 //! table, plus its own file and a golden-test row.
 
 mod devices;
+mod log_store;
 mod policies;
 mod stores;
 

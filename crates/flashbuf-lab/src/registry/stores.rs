@@ -1,4 +1,4 @@
-//! Stores by name: `direct`, `stable-buffer`.
+//! Stores by name: `direct`, `stable-buffer`, `log-structured`.
 
 use super::{unknown, BuildContext};
 use crate::spec::{Spec, SpecExt};
@@ -9,8 +9,10 @@ use flashbuf_store::stable_buffer::{
 };
 use flashbuf_store::{DirectStore, DirectStoreConfig, PageStore};
 
+pub use super::log_store::{log_store_config, LOG_STORE_OPTIONS};
+
 /// Store names.
-pub const STORE_NAMES: &[&str] = &["direct", "stable-buffer"];
+pub const STORE_NAMES: &[&str] = &["direct", "stable-buffer", "log-structured"];
 /// Builds (formats) a fresh store named by `spec` on `device`.
 pub fn build_store(
     spec: &Spec,
@@ -30,6 +32,7 @@ pub fn build_store(
             let cfg = stable_buffer_config(spec, device.as_ref(), ctx)?;
             Ok(Box::new(StableBufferStore::create(device, cfg)?))
         }
+        "log-structured" => super::log_store::build(spec, device, ctx),
         other => Err(unknown("store", other, STORE_NAMES)),
     }
 }

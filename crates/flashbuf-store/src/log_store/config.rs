@@ -284,12 +284,18 @@ impl LogStoreConfig {
         self.cleaner.kind.gc_heads() + 1
     }
 
+    /// Segments that never hold live data in the worst case: the reserve and one open
+    /// segment per head.
+    pub fn kept_segments(&self) -> u64 {
+        u64::from(self.reserve_segments()) + u64::from(self.cleaner.kind.heads())
+    }
+
     /// The layout of a store of `capacity_bytes` with these settings.
     pub fn layout_for(&self, capacity_bytes: u64) -> Result<Layout, StoreError> {
         let reserved = Superblock::reserved_bytes(self.page_size);
         let bps = self.segment_blocks();
         let d = u64::from(self.data_blocks_per_segment());
-        let keep = u64::from(self.reserve_segments()) + 1;
+        let keep = self.kept_segments();
         let fit = |lp: u64| {
             let l = Layout::new(self.page_size, bps, 0, lp, reserved, self.align_bytes);
             capacity_bytes.saturating_sub(l.segment_offset) / self.segment_bytes

@@ -432,6 +432,11 @@ impl<D: Device> LogStore<D> {
         (f, p, self.layout.segments - f - p)
     }
 
+    /// The block `pid` lives in, if it was ever written (tests damage blocks through it).
+    pub fn location(&self, pid: PageId) -> Option<BlockAddr> {
+        self.state.read().map.get(pid.0)
+    }
+
     /// Pages mapped now.
     pub fn live_pages(&self) -> u64 {
         self.state.read().map.mapped()
@@ -483,11 +488,11 @@ impl<D: Device> LogStore<D> {
         let max = self.ctx().max_live_pages();
         if new_pages > 0 && st.map.mapped() + new_pages > max {
             return Err(StoreError::Full(format!(
-                "{} pages live and {new_pages} new: the store holds at most {max} ({} segments of {} blocks, {} kept for the cleaner)",
+                "{} pages live and {new_pages} new: the store holds at most {max} ({} segments of {} blocks, {} kept for the cleaner and the open segments)",
                 st.map.mapped(),
                 self.layout.segments,
                 self.layout.segment_blocks,
-                self.cfg.reserve_segments() + 1
+                self.cfg.kept_segments()
             )));
         }
         Ok(())

@@ -33,11 +33,12 @@ impl<D: Device + ?Sized> Ctx<'_, D> {
         self.cfg.data_blocks_per_segment()
     }
 
-    /// Most pages the store holds: everything but the cleaner's reserve and one segment
-    /// of slack can be live.
+    /// Most pages the store holds: every segment but the cleaner's reserve and one per
+    /// head (an open segment may be nearly empty) can be full of live blocks, so the
+    /// cleaner always finds a segment with reclaimable blocks.
     pub fn max_live_pages(&self) -> u64 {
-        let keep = u64::from(self.cfg.reserve_segments()) + 1;
-        u64::from(self.layout.segments).saturating_sub(keep) * u64::from(self.data_blocks())
+        u64::from(self.layout.segments).saturating_sub(self.cfg.kept_segments())
+            * u64::from(self.data_blocks())
     }
 }
 
