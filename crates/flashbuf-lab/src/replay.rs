@@ -110,6 +110,7 @@ pub fn run_with(
 ) -> Result<RunResult, LabError> {
     let needs_scan = matches!(cfg.buffer, BufferSize::Ratio(_))
         || device_needs_capacity(&cfg.device)
+        || store_needs_capacity(&cfg.store)
         || opts.presize
         || opts
             .dynamics
@@ -375,6 +376,12 @@ impl EpochHooks {
 
 fn device_needs_capacity(device: &Spec) -> bool {
     device.name == "sim"
+}
+
+/// The log-structured store sizes its page ids (and, on growable devices, its space) by
+/// the trace's data.
+fn store_needs_capacity(store: &Spec) -> bool {
+    store.name == "log-structured"
 }
 
 fn progress_bar(cfg: &RunConfig, scan: Option<&TraceScan>) -> ProgressBar {

@@ -1,9 +1,10 @@
 //! The cleaner: when it runs (foreground, background) and what cleaning a segment does.
 //!
 //! - **Foreground** (Sprite LFS §3.4; F2FS §3.5): a caller's write that needs a segment
-//!   when no more than the reserve is free cleans `NSPC` victims at a time, checkpointing
-//!   to free the segments it emptied, until a segment beyond the reserve is free. The
-//!   protection period is honoured unless nothing else is reclaimable.
+//!   when no more than the reserve is free cleans `NSPC` victims at a time until the
+//!   cleaner's copies have used up the free segments, then checkpoints (which frees the
+//!   segments it emptied), until a segment beyond the reserve is free. The protection
+//!   period is honoured unless nothing else is reclaimable.
 //! - **Background** (NILFS2 `nilfs_cleanerd`; NIPU paper §4.6): a daemon that wakes every
 //!   cleaning interval `CI`; while idle it starts once fewer than `min_free` clean segments
 //!   (free or pre-free) are left beyond the reserve, and while running it cleans `NSPC`
@@ -102,28 +103,42 @@ impl State {
         self.clean_segments(cx, &victims, false)
     }
 
-    /// Foreground cleaning: until more segments than the reserve are free.
+    /// Foreground cleaning: until more segments than the reserve are free. Victims are
+    /// cleaned `NSPC` at a time; the segments they empty become free at the next
+    /// checkpoint, which is written once the cleaner's copies have used up the free
+    /// segments (or nothing more can be cleaned): a checkpoint rewrites the whole map, so
+    /// it frees as many segments at once as the reserve allows.
     pub fn make_room<D: Device + ?Sized>(&mut self, cx: &Ctx<'_, D>) -> Result<(), StoreError> {
         let reserve = cx.cfg.reserve_segments();
         let nspc = cx.cfg.cleaner.segments_per_clean.max(1) as usize;
         let limit = 2 * cx.layout.segments as usize + 8;
         let mut rounds = 0;
         while self.usage.free_count() <= reserve {
-            if self.usage.prefree_count() > 0 {
-                self.checkpoint(cx)?;
-                continue;
+            let prefree = self.usage.prefree_count();
+            let mut victims = Vec::new();
+            if self.usage.free_count() > 0 || prefree == 0 {
+                victims = self.pick(cx, nspc, true);
+                if victims.is_empty() {
+                    victims = self.pick(cx, nspc, false);
+                }
             }
-            rounds += 1;
-            let mut victims = self.pick(cx, nspc, true);
             if victims.is_empty() {
-                victims = self.pick(cx, nspc, false);
-            }
-            if victims.is_empty() || rounds > limit {
+                if prefree > 0 {
+                    self.checkpoint(cx)?;
+                    continue;
+                }
                 return Err(StoreError::Full(format!(
                     "no segment can be reclaimed: {} pages live in {} segments of {} blocks",
                     self.map.mapped(),
                     cx.layout.segments,
                     cx.layout.segment_blocks
+                )));
+            }
+            rounds += 1;
+            if rounds > limit {
+                return Err(StoreError::Full(format!(
+                    "the cleaner made no progress in {limit} rounds ({} pages live)",
+                    self.map.mapped()
                 )));
             }
             self.clean_segments(cx, &victims, true)?;
@@ -209,7 +224,7 @@ impl State {
                 };
                 let h = self.placement.place_gc(pid, row.class, self.user_writes);
                 let block = &buf[k * ps..(k + 1) * ps];
-                self.append(cx, h, pid, version, block, Writer::Cleaner, damaged)?;
+                self.append(cx, h, pid, version, block, Writer::Cleaner(row.modified_ticks), damaged)?;
             }
             i = j;
         }

@@ -51,7 +51,8 @@ impl TimeBase {
 pub enum CleanerKind {
     /// Fewest live blocks, one log ([`victim::greedy`]).
     Greedy,
-    /// Sprite LFS's (1−u)·age/(1+u), one log ([`victim::cost_benefit`]).
+    /// Sprite LFS's (1−u)·age/(1+u), the cleaner's copies in a log of their own
+    /// ([`victim::cost_benefit`], [`placement::TwoLogs`]).
     CostBenefit,
     /// Least recently modified first, NILFS2's `timestamp` policy, one log
     /// ([`victim::oldest`]).
@@ -98,7 +99,7 @@ impl CleanerKind {
             CleanerKind::Greedy => (Box::new(victim::greedy::Greedy), placement::single()),
             CleanerKind::CostBenefit => (
                 Box::new(victim::cost_benefit::CostBenefit),
-                placement::single(),
+                placement::two_logs(),
             ),
             CleanerKind::Oldest => (Box::new(victim::oldest::Oldest), placement::single()),
             CleanerKind::SepBit => (
@@ -112,6 +113,7 @@ impl CleanerKind {
     pub fn heads(self) -> u32 {
         match self {
             CleanerKind::SepBit => placement::sepbit::CLASSES as u32,
+            CleanerKind::CostBenefit => 2,
             _ => 1,
         }
     }
@@ -295,32 +297,28 @@ impl LogStoreConfig {
         let reserved = Superblock::reserved_bytes(self.page_size);
         let bps = self.segment_blocks();
         let d = u64::from(self.data_blocks_per_segment());
-        let keep = self.kept_segments();
-        let fit = |lp: u64| {
-            let l = Layout::new(self.page_size, bps, 0, lp, reserved, self.align_bytes);
-            capacity_bytes.saturating_sub(l.segment_offset) / self.segment_bytes
-        };
-        // The slot size depends on the page count and the page count (by default) on the
-        // segments: settle it in two rounds.
-        let mut segments = fit(self.logical_pages.unwrap_or(0));
-        let mut pages = self.logical_pages.unwrap_or(segments.saturating_sub(keep) * d);
-        for _ in 0..2 {
-            segments = fit(pages);
-            if self.logical_pages.is_none() {
-                pages = segments.saturating_sub(keep) * d;
+        let build = |segments: u64, pages: u64| {
+            let mut l = Layout::new(self.page_size, bps, segments as u32, pages, reserved, self.align_bytes);
+            while l.segments > 0 && l.total_bytes() > capacity_bytes {
+                l = Layout::new(self.page_size, bps, l.segments - 1, pages, reserved, self.align_bytes);
             }
+            l
+        };
+        let most = capacity_bytes / self.segment_bytes;
+        // The slots' size depends on the page count and the page count (by default) on the
+        // segments left after the slots: settle it in a few rounds.
+        let mut l = build(most, self.logical_pages.unwrap_or(0));
+        for _ in 0..3 {
+            let pages = self
+                .logical_pages
+                .unwrap_or(u64::from(l.segments).saturating_sub(self.kept_segments()) * d);
+            l = build(most, pages);
         }
-        // The usage table grows the slots too: recompute with the final count.
-        let mut l = Layout::new(self.page_size, bps, segments as u32, pages, reserved, self.align_bytes);
-        while l.segments > 0 && l.total_bytes() > capacity_bytes {
-            l = Layout::new(self.page_size, bps, l.segments - 1, pages, reserved, self.align_bytes);
-        }
-        if u64::from(l.segments) < u64::from(MIN_SEGMENTS).max(keep + 1) {
+        let need = u64::from(MIN_SEGMENTS).max(self.kept_segments() + 1);
+        if u64::from(l.segments) < need {
             return Err(StoreError::Full(format!(
-                "{capacity_bytes} bytes hold only {} segments of {} bytes; the store needs at least {}",
-                l.segments,
-                self.segment_bytes,
-                u64::from(MIN_SEGMENTS).max(keep + 1)
+                "{capacity_bytes} bytes hold only {} segments of {} bytes; the store needs at least {need}",
+                l.segments, self.segment_bytes
             )));
         }
         if l.total_blocks() >= u64::from(u32::MAX) || l.logical_pages >= 1 << 40 {
@@ -356,6 +354,7 @@ mod tests {
         assert!(l.segments >= 150, "{l:?}");
         let d = u64::from(cfg.data_blocks_per_segment());
         assert_eq!(d, 15);
+        assert_eq!(cfg.kept_segments(), 3);
         assert_eq!(l.logical_pages, (u64::from(l.segments) - 3) * d);
         assert!(cfg.layout_for(100 << 10).is_err());
         assert_eq!(data_blocks_per_segment(2048, 4096), 2048 - 15);

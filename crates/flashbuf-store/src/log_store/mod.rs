@@ -15,37 +15,40 @@
 //! The modern scheme is SepBIT (Wang et al., FAST 2022). See `design.md` §4.
 //!
 //! # Layout
-//! Superblock, two checkpoint slots, then segments ([`layout`]). Every write of a head is
-//! a *log*: a summary block ([`summary`]: page id, version and checksum per block, the
-//! log's sequence number) followed by up to `entries_per_summary` page blocks. A segment
-//! holds logs back to back from block 0; the cleaner and recovery find them by walking the
-//! summaries ([`scan`]). The map ([`map`]) is 4 bytes per page; the usage table
-//! ([`usage`]) keeps live counts, last-modified times and the free-segment pool.
+//! Superblock, two checkpoint slots, then segments ([`layout`]). A segment's blocks are
+//! data blocks, each the caller's page with a stamp in its header ([`stamp`]: a sequence
+//! number, the durable horizon when it was written, and a checksum bound to the store's
+//! salt and the block's address), followed by the segment's summary ([`summary`]: page id,
+//! version, sequence and checksum per block), written when the segment is full. The map
+//! ([`map`]) is 4 bytes per page; the usage table ([`usage`]) keeps live counts,
+//! last-modified times and the free-segment pool.
 //!
 //! # Writes
-//! Caller pages are appended to the head the placement names ([`placement`]); each head
-//! assembles its current log in memory and writes it with one device write when it is
-//! full (see [`writer`]). Batches keep their order. A page rewritten before its buffered
-//! copy was written replaces it in the buffer.
+//! Caller pages are appended to the head the placement names ([`placement`]), each as the
+//! next block of its head's open segment; a call's blocks go out in order with one device
+//! request ([`writer`]). Overwrites invalidate the old copy (its segment's live count
+//! drops). Nothing is held back in memory: a write has reached the device when the call
+//! returns.
 //!
 //! # Durability (design.md §6)
-//! `sync()` writes every head's buffered log, then syncs the device once: the logs are the
-//! segment tails, and their summaries are all recovery needs. A checkpoint
-//! ([`checkpoint`]) adds two syncs: one before (every log it covers is durable) and one
-//! after writing the slot. Rules the crash suite holds the store to:
+//! `sync()` is one device sync: the blocks are the segment tails, and their stamps are all
+//! recovery needs. A checkpoint ([`checkpoint`]) adds two syncs: one before (every block
+//! it covers is durable) and one after writing the slot. Rules the crash suite holds the
+//! store to:
 //! 1. Live blocks are never overwritten: a segment is written again only after it has no
-//!    live block left and a checkpoint newer than all its logs is durable (pre-free
+//!    live block left and a checkpoint newer than all its blocks is durable (pre-free
 //!    segments, [`usage`]); the checkpoint's first sync makes the newer copies durable.
-//! 2. Recovery ([`recovery`]) starts from the newest valid checkpoint and applies the logs
-//!    written after it in sequence order, checking every block against its summary. A
-//!    torn tail (never promised by a sync) is cut; a promised block that fails its
-//!    checksum stays mapped, so reading it reports corruption instead of returning an
-//!    older copy; a promised log that is missing makes the open fail.
+//! 2. Recovery ([`recovery`]) starts from the newest valid checkpoint and applies the
+//!    valid blocks written after it in sequence order. A torn tail (never promised by a
+//!    sync) is cut; a promised block that fails its checksum stays mapped, so reading it
+//!    reports corruption instead of returning an older copy; a promised block that cannot
+//!    be attributed to a page makes the open fail.
 //! 3. A damaged checkpoint slot makes recovery use the other one.
 //! 4. Any device error poisons the store (fail-stop).
 //!
-//! Torn writes are masked: an unsynced log that tore is dropped whole, so after a crash
-//! every page is its old or a new version, never reported corrupt.
+//! Torn writes are masked: an unsynced block that tore fails its checksum and is cut
+//! with the rest of the tail, so after a crash every page is its old or a new version,
+//! never reported corrupt.
 //!
 //! # Cleaning
 //! Foreground when a caller's write finds no segment beyond the cleaner's reserve;
@@ -53,12 +56,13 @@
 //! ([`victim`]): greedy, cost-benefit, oldest-first, SepBIT's selection.
 //!
 //! # Concurrency
-//! One read-write lock: reads share it (and read the device under it), writes, syncs and
+//! One read-write lock: reads share it (and read the device under it); writes, syncs and
 //! the cleaner take it exclusively.
 //!
 //! # Memory
 //! The map is 4 bytes per page id; SepBIT adds 4 bytes per page id of last-write times
-//! (8 in all); the usage table is a few dozen bytes per segment; each head buffers one log
+//! (8 in all); the usage table is a few dozen bytes per segment; each open segment keeps
+//! its summary entries (28 bytes per block written) until it is sealed
 //! ([`LogStore::memory`]).
 
 pub mod checkpoint;
@@ -485,7 +489,8 @@ impl<D: Device> LogStore<D> {
 
     /// Refuses new pages beyond what the store can hold (before any I/O).
     fn check_room(&self, st: &State, new_pages: u64) -> Result<(), StoreError> {
-        let max = self.ctx().max_live_pages();
+        let cx = self.ctx();
+        let max = cx.max_live_pages();
         if new_pages > 0 && st.map.mapped() + new_pages > max {
             return Err(StoreError::Full(format!(
                 "{} pages live and {new_pages} new: the store holds at most {max} ({} segments of {} blocks, {} kept for the cleaner and the open segments)",

@@ -17,12 +17,14 @@ use flashbuf_device::{Device, WriteOp};
 
 /// Who appends: a caller (may not take the cleaner's reserve; triggers foreground
 /// cleaning) or the cleaner.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Writer {
     /// A caller's write.
     User,
-    /// The cleaner's copy.
-    Cleaner,
+    /// The cleaner's copy of a block out of a segment last modified at this time (ticks):
+    /// the copy keeps the data's age, so a segment of copies is as old as its youngest
+    /// data (Sprite LFS §3.6).
+    Cleaner(f64),
 }
 
 impl State {
@@ -88,18 +90,22 @@ impl State {
             seq,
             crc,
         });
-        let now = self.now(cx.dev);
+        let modified = match who {
+            Writer::User => self.now(cx.dev),
+            Writer::Cleaner(t) if off == 0 => t,
+            Writer::Cleaner(t) => t.max(self.usage.get(seg).modified_ticks),
+        };
         let row = self.usage.get_mut(seg);
         row.written = off + 1;
         row.last_seq = seq;
-        row.modified_ticks = now;
+        row.modified_ticks = modified;
         self.usage.add_live(seg);
         if let Some(old) = self.map.set(pid, addr) {
             self.usage.remove_live(cx.layout.split(old).0);
         }
         match who {
             Writer::User => self.stats.data_blocks += 1,
-            Writer::Cleaner => self.stats.cleaner_blocks_written += 1,
+            Writer::Cleaner(_) => self.stats.cleaner_blocks_written += 1,
         }
         if off + 1 == cx.data_blocks() {
             self.seal_head(cx, h)?;

@@ -1,9 +1,14 @@
 //! Placement: which head (open segment) a block is appended to.
 //!
-//! The classic rules write everything — callers' pages and the cleaner's copies — to one
-//! log, as Sprite LFS and NILFS2 do ([`single`]). The modern scheme separates blocks by
-//! their expected invalidation time so that segments die whole ([`sepbit`]). Like victim
-//! rules, a placement only decides: it never does I/O and never sees page bytes.
+//! - [`Single`]: one log for callers' pages and the cleaner's copies alike, as NILFS2
+//!   writes (greedy, oldest-first).
+//! - [`TwoLogs`]: callers' pages in one log, the cleaner's copies in another, as Sprite
+//!   LFS's cleaner writes its output into segments of its own, grouping old data
+//!   together (Rosenblum & Ousterhout, TOCS 1992, §3.6 "age sort"; cost-benefit).
+//! - [`sepbit`]: six logs by expected invalidation time, so that segments die whole.
+//!
+//! Like victim rules, a placement only decides: it never does I/O and never sees page
+//! bytes.
 
 pub mod sepbit;
 
@@ -35,7 +40,7 @@ pub trait Placement: Send + Sync + Debug {
     fn report(&self) -> Vec<(&'static str, f64)>;
 }
 
-/// One log for everything (Sprite LFS, NILFS2).
+/// One log for everything (NILFS2).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Single;
 
@@ -56,6 +61,40 @@ impl Placement for Single {
     }
     fn place_gc(&mut self, _pid: u64, _victim_class: u8, _user_writes: u64) -> usize {
         0
+    }
+    fn collected(&mut self, _victim: &SegmentView, _user_writes: u64) {}
+    fn memory_bytes(&self) -> usize {
+        0
+    }
+    fn report(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
+}
+
+/// Callers' pages in head 0, the cleaner's copies in head 1 (Sprite LFS). Reading of the
+/// age sort: the copies keep their source segment's age ([`crate::log_store::LogStore`]
+/// dates a segment of copies by its youngest source), so old data forms old segments;
+/// blocks are not sorted one by one, as ages are kept per segment, not per block.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TwoLogs;
+
+/// A boxed [`TwoLogs`].
+pub fn two_logs() -> Box<dyn Placement> {
+    Box::new(TwoLogs)
+}
+
+impl Placement for TwoLogs {
+    fn name(&self) -> &'static str {
+        "user-and-cleaner-logs"
+    }
+    fn heads(&self) -> usize {
+        2
+    }
+    fn place_user(&mut self, _pid: u64, _user_writes: u64, _live_blocks: u64) -> usize {
+        0
+    }
+    fn place_gc(&mut self, _pid: u64, _victim_class: u8, _user_writes: u64) -> usize {
+        1
     }
     fn collected(&mut self, _victim: &SegmentView, _user_writes: u64) {}
     fn memory_bytes(&self) -> usize {

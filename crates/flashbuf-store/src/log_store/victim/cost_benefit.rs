@@ -5,8 +5,11 @@
 //! System", TOCS 10(1) 1992, §3.6: cleaning a segment of utilisation `u` costs reading it
 //! (1) and writing its live data back (`u`) and frees `1 − u`; weighting the benefit by
 //! the age of the data prefers cold segments, whose free space stays free longer. `age` is
-//! the time since the segment was last modified (Sprite LFS: "the most recent modified
-//! time of any block in the segment"), in the store's time base.
+//! the age of the segment's youngest data (Sprite LFS: "the most recent modified time of
+//! any block in the segment"), in the store's time base: for a segment of callers' pages
+//! the time of its last write, for a segment of the cleaner's copies the youngest age of
+//! the segments they came from (the copies keep their data's age; the cleaner writes
+//! them to a log of their own, [`crate::log_store::placement::TwoLogs`]).
 
 use super::{top_n, CleanClock, SegmentView, VictimRule};
 use crate::log_store::layout::SegmentId;
