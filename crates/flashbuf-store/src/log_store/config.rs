@@ -118,14 +118,10 @@ impl CleanerKind {
         }
     }
 
-    /// Heads the cleaner's copies may go to (each may need a segment of the reserve).
-    pub fn gc_heads(self) -> u32 {
-        match self {
-            CleanerKind::SepBit => placement::sepbit::GC_CLASSES as u32,
-            _ => 1,
-        }
-    }
 }
+
+/// Segments kept free for the cleaner ([`LogStoreConfig::reserve_segments`]).
+pub const RESERVE_SEGMENTS: u32 = 2;
 
 /// The cleaner's knobs (NIPU paper §4.6; NILFS2's `nilfs_cleanerd.conf`). Times are in
 /// ticks of the store's [`TimeBase`].
@@ -280,10 +276,11 @@ impl LogStoreConfig {
         data_blocks_per_segment(self.segment_blocks(), self.page_size)
     }
 
-    /// Segments the cleaner keeps for its own copies: one per head its copies go to, plus
-    /// one.
+    /// Segments callers' writes leave to the cleaner's copies: two (a copy whose head finds
+    /// no free segment goes to another open head, so two always suffice to clean one
+    /// victim, whose live blocks fit in one segment).
     pub fn reserve_segments(&self) -> u32 {
-        self.cleaner.kind.gc_heads() + 1
+        RESERVE_SEGMENTS
     }
 
     /// Segments that never hold live data in the worst case: the reserve and one open

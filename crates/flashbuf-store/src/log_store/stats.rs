@@ -31,6 +31,9 @@ pub struct LogStoreStats {
     pub cleaning_time_us: f64,
     /// Victims whose live blocks were found by a scan of the map (damaged summaries).
     pub map_scans: u64,
+    /// Cleaner's copies appended to another head than the placement named (no segment was
+    /// free for it).
+    pub redirected_copies: u64,
     /// Blocks the cleaner copied although they failed their checksum.
     pub damaged_blocks_copied: u64,
     /// Checkpoints written.
@@ -139,6 +142,7 @@ pub fn report(
         ("checkpoint_pages".into(), s.checkpoint_blocks as f64),
         ("checkpoints".into(), s.checkpoints as f64),
         ("store_device_syncs".into(), s.device_syncs as f64),
+        ("redirected_copies".into(), s.redirected_copies as f64),
     ];
     r.extend(extra.iter().map(|(k, v)| (k.to_string(), *v)));
     r

@@ -59,7 +59,7 @@ impl State {
         who: Writer,
         damaged: bool,
     ) -> Result<(), StoreError> {
-        self.ensure_segment(cx, h, who)?;
+        let h = self.ensure_segment(cx, h, who)?;
         if self.next_seq > SEQ_MAX {
             return Err(StoreError::Full(format!(
                 "the store used up its {SEQ_MAX} block sequence numbers"
@@ -140,16 +140,18 @@ impl State {
         Ok(())
     }
 
-    /// Makes sure head `h` has an open segment.
+    /// The head to append to: `h`, with an open segment. A cleaner's copy whose head has
+    /// none when no segment is free (and none can be freed) goes to another open head
+    /// instead (counted), so the cleaner's reserve need not hold a segment per head.
     fn ensure_segment<D: Device + ?Sized>(
         &mut self,
         cx: &Ctx<'_, D>,
         h: usize,
         who: Writer,
-    ) -> Result<(), StoreError> {
+    ) -> Result<usize, StoreError> {
         loop {
             if self.heads[h].seg.is_some() {
-                return Ok(());
+                return Ok(h);
             }
             if who == Writer::User && self.usage.free_count() <= cx.cfg.reserve_segments() {
                 // Foreground cleaning; it may also open a segment for this head.
@@ -158,6 +160,12 @@ impl State {
             }
             if self.usage.free_count() == 0 {
                 if self.usage.prefree_count() == 0 {
+                    if let Some(g) = self.heads.iter().position(|x| x.seg.is_some()) {
+                        if who != Writer::User {
+                            self.stats.redirected_copies += 1;
+                            return Ok(g);
+                        }
+                    }
                     return Err(StoreError::Full(format!(
                         "the cleaner found no free segment for its copies ({} segments, {} pages live)",
                         cx.layout.segments,
