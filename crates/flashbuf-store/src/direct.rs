@@ -10,12 +10,12 @@
 //! itself; a device that tears a write leaves a page that fails its checksum, which a read
 //! reports as [`StoreError::Corrupt`].
 
+use crate::counters::StoreCounters;
 use crate::growth::{check_fits, Growth};
 use crate::{PageStore, PageWrite, Poison, ReadOutcome, StoreError, StoreStats, Superblock};
 use flashbuf_core::page::{self, is_valid_page_size, PageState};
 use flashbuf_core::{DeviceStats, DirtyRanges, PageId};
 use flashbuf_device::{Device, WriteOp};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Configuration of a [`DirectStore`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,11 +72,7 @@ pub struct DirectStore<D> {
     data_offset: u64,
     poison: Poison,
     grow: Growth,
-    page_reads: AtomicU64,
-    unwritten_reads: AtomicU64,
-    page_writes: AtomicU64,
-    batches: AtomicU64,
-    syncs: AtomicU64,
+    counters: StoreCounters,
 }
 
 impl<D: Device> DirectStore<D> {
@@ -87,11 +83,7 @@ impl<D: Device> DirectStore<D> {
             data_offset,
             poison: Poison::default(),
             grow: Growth::new(cfg.page_size, cfg.grow_bytes),
-            page_reads: AtomicU64::new(0),
-            unwritten_reads: AtomicU64::new(0),
-            page_writes: AtomicU64::new(0),
-            batches: AtomicU64::new(0),
-            syncs: AtomicU64::new(0),
+            counters: StoreCounters::default(),
         }
     }
 
@@ -198,29 +190,11 @@ impl<D: Device> DirectStore<D> {
     }
 
     fn check_buf(&self, len: usize) -> Result<(), StoreError> {
-        if len != self.cfg.page_size {
-            return Err(StoreError::Invalid(format!(
-                "buffer of {len} bytes for a store with page size {}",
-                self.cfg.page_size
-            )));
-        }
-        Ok(())
+        crate::checks::check_buf(len, self.cfg.page_size)
     }
 
     fn check_sealed(&self, pid: PageId, page: &[u8]) -> Result<(), StoreError> {
-        self.check_buf(page.len())?;
-        let h = page::read_header(page);
-        if h.page_id != pid {
-            return Err(StoreError::Invalid(format!(
-                "write of {pid} with a page sealed for {}",
-                h.page_id
-            )));
-        }
-        debug_assert!(
-            page::check(page, pid).is_ok(),
-            "{pid} handed to the store unsealed"
-        );
-        Ok(())
+        crate::checks::check_sealed(pid, page, self.cfg.page_size)
     }
 }
 
@@ -237,17 +211,17 @@ impl<D: Device> PageStore for DirectStore<D> {
         self.poison.check()?;
         self.check_buf(buf.len())?;
         let off = self.offset_of(pid)?;
-        self.page_reads.fetch_add(1, Relaxed);
+        self.counters.read();
         if off + self.cfg.page_size as u64 > self.dev.len() {
             buf.fill(0);
-            self.unwritten_reads.fetch_add(1, Relaxed);
+            self.counters.unwritten();
             return Ok(ReadOutcome::Unwritten);
         }
         self.poison.guard(self.dev.read_at(off, buf))?;
         match page::check(buf, pid) {
             Ok(PageState::Sealed(_)) => Ok(ReadOutcome::Found),
             Ok(PageState::Unwritten) => {
-                self.unwritten_reads.fetch_add(1, Relaxed);
+                self.counters.unwritten();
                 Ok(ReadOutcome::Unwritten)
             }
             Err(reason) => {
@@ -265,7 +239,7 @@ impl<D: Device> PageStore for DirectStore<D> {
         self.grow
             .ensure(&self.dev, &self.poison, off + page.len() as u64)?;
         self.poison.guard(self.dev.write_at(off, page))?;
-        self.page_writes.fetch_add(1, Relaxed);
+        self.counters.wrote(1);
         Ok(())
     }
 
@@ -284,26 +258,20 @@ impl<D: Device> PageStore for DirectStore<D> {
         }
         self.grow.ensure(&self.dev, &self.poison, end)?;
         self.poison.guard(self.dev.write_batch(&ops))?;
-        self.page_writes.fetch_add(batch.len() as u64, Relaxed);
-        self.batches.fetch_add(1, Relaxed);
+        self.counters.wrote(batch.len() as u64);
+        self.counters.batch();
         Ok(())
     }
 
     fn sync(&self) -> Result<(), StoreError> {
         self.poison.check()?;
         self.poison.guard(self.dev.sync())?;
-        self.syncs.fetch_add(1, Relaxed);
+        self.counters.synced();
         Ok(())
     }
 
     fn stats(&self) -> StoreStats {
-        StoreStats {
-            page_reads: self.page_reads.load(Relaxed),
-            unwritten_reads: self.unwritten_reads.load(Relaxed),
-            page_writes: self.page_writes.load(Relaxed),
-            batches: self.batches.load(Relaxed),
-            syncs: self.syncs.load(Relaxed),
-        }
+        self.counters.stats()
     }
 
     fn device_stats(&self) -> DeviceStats {

@@ -16,6 +16,8 @@
 //! its bytes; a page whose check fails is an error naming the page, never data; any device
 //! error poisons the store (fail-stop) until it is reopened.
 
+mod checks;
+mod counters;
 mod direct;
 mod error;
 mod growth;

@@ -16,7 +16,13 @@ use std::collections::HashMap;
 
 const SEED: u64 = 0xc1ea;
 
-fn config(ps: usize, kind: CleanerKind, segment_blocks: u64, capacity: u64, time: TimeBase) -> LogStoreConfig {
+fn config(
+    ps: usize,
+    kind: CleanerKind,
+    segment_blocks: u64,
+    capacity: u64,
+    time: TimeBase,
+) -> LogStoreConfig {
     LogStoreConfig {
         segment_bytes: segment_blocks * ps as u64,
         capacity_bytes: Some(capacity),
@@ -43,13 +49,19 @@ fn sustained<D: Device>(store: &LogStore<D>, fill: f64, rounds: u64) -> HashMap<
     let l = store.layout();
     let capacity = u64::from(l.segments) * u64::from(store.config().data_blocks_per_segment());
     let pages = (capacity as f64 * fill) as u64;
-    assert!(pages <= l.logical_pages, "{pages} pages, {} ids", l.logical_pages);
+    assert!(
+        pages <= l.logical_pages,
+        "{pages} pages, {} ids",
+        l.logical_pages
+    );
     let mut model = HashMap::new();
     let mut tag = 0;
     let mut write = |pid: u64, model: &mut HashMap<u64, u64>| {
         tag += 1;
         let p = filled_page(ps, PageId(pid), tag, SEED);
-        store.write_page(PageId(pid), &p, &DirtyRanges::full(ps)).unwrap();
+        store
+            .write_page(PageId(pid), &p, &DirtyRanges::full(ps))
+            .unwrap();
         model.insert(pid, tag);
     };
     for pid in 0..pages {
@@ -59,7 +71,11 @@ fn sustained<D: Device>(store: &LogStore<D>, fill: f64, rounds: u64) -> HashMap<
     let mut rng = SplitMix64::new(pages);
     let hot = pages / 5;
     for i in 0..rounds * pages {
-        let pid = if rng.below(10) < 8 { rng.below(hot) } else { rng.below(pages) };
+        let pid = if rng.below(10) < 8 {
+            rng.below(hot)
+        } else {
+            rng.below(pages)
+        };
         write(pid, &mut model);
         if i % 5000 == 4999 {
             store.sync().unwrap();
@@ -69,8 +85,14 @@ fn sustained<D: Device>(store: &LogStore<D>, fill: f64, rounds: u64) -> HashMap<
     store.check_invariants().unwrap();
     let mut buf = vec![0u8; ps];
     for (&pid, &t) in &model {
-        assert_eq!(store.read_page(PageId(pid), &mut buf).unwrap(), ReadOutcome::Found);
-        assert!(matches_fill(&buf[32..], PageId(pid), t, SEED), "page {pid} lost write {t}");
+        assert_eq!(
+            store.read_page(PageId(pid), &mut buf).unwrap(),
+            ReadOutcome::Found
+        );
+        assert!(
+            matches_fill(&buf[32..], PageId(pid), t, SEED),
+            "page {pid} lost write {t}"
+        );
     }
     model
 }
@@ -83,8 +105,16 @@ fn every_rule_reclaims_space_at_80_percent_and_loses_nothing() {
         sustained(&store, 0.8, 8);
         let s = store.log_stats();
         let r = report(&store);
-        eprintln!("{}: {s:?} store WA {:.3}", kind.name(), r["store_write_amplification"]);
-        assert!(s.segments_cleaned > 50 && s.cleaner_blocks_written > 0, "{}: {s:?}", kind.name());
+        eprintln!(
+            "{}: {s:?} store WA {:.3}",
+            kind.name(),
+            r["store_write_amplification"]
+        );
+        assert!(
+            s.segments_cleaned > 50 && s.cleaner_blocks_written > 0,
+            "{}: {s:?}",
+            kind.name()
+        );
         assert!(s.foreground_segments + s.background_segments == s.segments_cleaned);
         assert!(r["store_write_amplification"] > 1.0 && r["cleaner_pages_written"] > 0.0);
         assert_eq!(r["ftl_write_amplification"], 1.0, "memory has no FTL");
@@ -119,7 +149,10 @@ fn on_the_simulated_ssd_background_cleaning_runs_and_both_write_amplifications_s
             r["ftl_write_amplification"],
             r["total_write_amplification"],
         );
-        assert!(swa > 1.0 && fwa >= 1.0 && (twa - swa * fwa).abs() < 1e-9, "{r:?}");
+        assert!(
+            swa > 1.0 && fwa >= 1.0 && (twa - swa * fwa).abs() < 1e-9,
+            "{r:?}"
+        );
         store.device().check_invariants().unwrap();
     }
 }
@@ -140,7 +173,9 @@ fn greedy_empties_the_emptiest_segment_first() {
     let mut write = |pid: u64| {
         tag += 1;
         let p = filled_page(ps, PageId(pid), tag, SEED);
-        store.write_page(PageId(pid), &p, &DirtyRanges::full(ps)).unwrap();
+        store
+            .write_page(PageId(pid), &p, &DirtyRanges::full(ps))
+            .unwrap();
     };
     // Segment A: pages 0..15, segment B: pages 15..30.
     for pid in 0..30 {
@@ -167,7 +202,12 @@ fn greedy_empties_the_emptiest_segment_first() {
     let at = |pid: u64| l.split(store.location(PageId(pid)).unwrap());
     if seg_of(10) != a {
         assert_eq!(at(10).0, at(28).0);
-        assert!(at(28).1 < at(10).1, "B's copies {:?} before A's {:?}", at(28), at(10));
+        assert!(
+            at(28).1 < at(10).1,
+            "B's copies {:?} before A's {:?}",
+            at(28),
+            at(10)
+        );
     }
     assert!(store.log_stats().segments_cleaned <= 2);
 }

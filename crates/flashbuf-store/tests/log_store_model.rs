@@ -60,14 +60,23 @@ fn op(pages: u64) -> impl Strategy<Value = Op> {
     ]
 }
 
-fn check_page(store: &dyn PageStore, model: &HashMap<u64, u64>, pid: u64) -> Result<(), TestCaseError> {
+fn check_page(
+    store: &dyn PageStore,
+    model: &HashMap<u64, u64>,
+    pid: u64,
+) -> Result<(), TestCaseError> {
     let mut buf = vec![0u8; PS];
     let r = store.read_page(PageId(pid), &mut buf).unwrap();
     match model.get(&pid) {
         None => prop_assert_eq!(r, ReadOutcome::Unwritten),
         Some(&tag) => {
             prop_assert_eq!(r, ReadOutcome::Found);
-            prop_assert!(matches_fill(&buf[32..], PageId(pid), tag, SEED), "page {} is not write {}", pid, tag);
+            prop_assert!(
+                matches_fill(&buf[32..], PageId(pid), tag, SEED),
+                "page {} is not write {}",
+                pid,
+                tag
+            );
         }
     }
     Ok(())
@@ -93,7 +102,9 @@ fn run(kind: CleanerKind, ops: &[Op], pages: u64) -> Result<(u64, u64), TestCase
             Op::Write(pid) => {
                 tag += 1;
                 let p = filled_page(PS, PageId(*pid), tag, SEED);
-                store.write_page(PageId(*pid), &p, &DirtyRanges::full(PS)).unwrap();
+                store
+                    .write_page(PageId(*pid), &p, &DirtyRanges::full(PS))
+                    .unwrap();
                 model.insert(*pid, tag);
             }
             Op::Batch(pids) => {
@@ -108,7 +119,11 @@ fn run(kind: CleanerKind, ops: &[Op], pages: u64) -> Result<(u64, u64), TestCase
                 }
                 let batch: Vec<PageWrite<'_>> = pages_
                     .iter()
-                    .map(|(pid, _, p)| PageWrite { pid: PageId(*pid), page: p, dirty: DirtyRanges::full(PS) })
+                    .map(|(pid, _, p)| PageWrite {
+                        pid: PageId(*pid),
+                        page: p,
+                        dirty: DirtyRanges::full(PS),
+                    })
                     .collect();
                 store.write_pages(&batch).unwrap();
                 for (pid, t, _) in &pages_ {
@@ -126,16 +141,25 @@ fn run(kind: CleanerKind, ops: &[Op], pages: u64) -> Result<(u64, u64), TestCase
                 prop_assert!(store.recovery_report().is_some());
             }
         }
-        store.check_invariants().map_err(|e| TestCaseError::fail(format!("after {op:?}: {e}")))?;
+        store
+            .check_invariants()
+            .map_err(|e| TestCaseError::fail(format!("after {op:?}: {e}")))?;
     }
     for pid in 0..pages {
         check_page(&store, &model, pid)?;
     }
     prop_assert_eq!(store.live_pages(), model.len() as u64);
     let mem = store.memory();
-    prop_assert!(mem.map_bytes_per_page <= 8.0 && mem.per_page_bytes <= 8.0, "{:?}", mem);
+    prop_assert!(
+        mem.map_bytes_per_page <= 8.0 && mem.per_page_bytes <= 8.0,
+        "{:?}",
+        mem
+    );
     let s = store.log_stats();
-    Ok((cleaned + s.segments_cleaned, redirected + s.redirected_copies))
+    Ok((
+        cleaned + s.segments_cleaned,
+        redirected + s.redirected_copies,
+    ))
 }
 
 proptest! {
@@ -162,15 +186,28 @@ fn long_overwrite_runs_with_reopens() {
             .map(|i| match (i % 997, rng.below(100)) {
                 (996, _) => Op::Reopen,
                 (_, 0..=1) => Op::Sync,
-                (_, 2..=79) => Op::Write(if rng.below(4) == 0 { rng.below(pages) } else { rng.below(30) }),
-                (_, 80..=84) => Op::Batch((0..rng.below(10) + 1).map(|_| rng.below(pages)).collect()),
+                (_, 2..=79) => Op::Write(if rng.below(4) == 0 {
+                    rng.below(pages)
+                } else {
+                    rng.below(30)
+                }),
+                (_, 80..=84) => {
+                    Op::Batch((0..rng.below(10) + 1).map(|_| rng.below(pages)).collect())
+                }
                 _ => Op::Read(rng.below(pages)),
             })
             .collect();
         let (cleaned, redirected) =
             run(kind, &ops, pages).unwrap_or_else(|e| panic!("cleaner {}: {e}", kind.name()));
-        eprintln!("{}: {cleaned} segments cleaned, {redirected} copies redirected", kind.name());
-        assert!(cleaned > 100, "cleaner {}: only {cleaned} segments cleaned", kind.name());
+        eprintln!(
+            "{}: {cleaned} segments cleaned, {redirected} copies redirected",
+            kind.name()
+        );
+        assert!(
+            cleaned > 100,
+            "cleaner {}: only {cleaned} segments cleaned",
+            kind.name()
+        );
     }
 }
 
@@ -181,8 +218,13 @@ fn refusals_do_not_poison() {
     let cfg = config(CleanerKind::Greedy, 12, 1000);
     let store = LogStore::create(MemDevice::new(0), cfg).unwrap();
     let p = filled_page(PS, PageId(5000), 1, SEED);
-    let e = store.write_page(PageId(5000), &p, &DirtyRanges::full(PS)).unwrap_err();
-    assert!(matches!(e, StoreError::Full(_)) && e.to_string().contains("page ids"), "{e}");
+    let e = store
+        .write_page(PageId(5000), &p, &DirtyRanges::full(PS))
+        .unwrap_err();
+    assert!(
+        matches!(e, StoreError::Full(_)) && e.to_string().contains("page ids"),
+        "{e}"
+    );
     let mut full = None;
     for pid in 0..1000 {
         let p = filled_page(PS, PageId(pid), 1, SEED);
@@ -192,13 +234,20 @@ fn refusals_do_not_poison() {
         }
     }
     let (pid, e) = full.unwrap();
-    assert!(matches!(e, StoreError::Full(_)) && e.to_string().contains("holds at most"), "{e}");
+    assert!(
+        matches!(e, StoreError::Full(_)) && e.to_string().contains("holds at most"),
+        "{e}"
+    );
     assert!(pid >= 100, "refused after {pid} pages");
     let p = filled_page(PS, PageId(0), 2, SEED);
-    store.write_page(PageId(0), &p, &DirtyRanges::full(PS)).unwrap();
+    store
+        .write_page(PageId(0), &p, &DirtyRanges::full(PS))
+        .unwrap();
     store.sync().unwrap();
     store.check_invariants().unwrap();
     let mut buf = vec![0u8; PS];
-    assert_eq!(store.read_page(PageId(999_999), &mut buf).unwrap(), ReadOutcome::Unwritten);
+    assert_eq!(
+        store.read_page(PageId(999_999), &mut buf).unwrap(),
+        ReadOutcome::Unwritten
+    );
 }
-

@@ -6,7 +6,6 @@
 use flashbuf_core::page::HEADER_BYTES;
 use flashbuf_core::{DirtyRanges, PageId};
 use flashbuf_device::fault::{CrashMode, FaultDevice};
-use flashbuf_device::Device;
 use flashbuf_store::log_store::{checkpoint, CleanerKind, LogStore, LogStoreConfig, TimeBase};
 use flashbuf_store::testing::content::{filled_page, matches_fill};
 use flashbuf_store::{PageStore, ReadOutcome, StoreError};
@@ -57,7 +56,9 @@ impl Run {
     fn write(&mut self, pid: u64) -> u64 {
         self.tag += 1;
         let p = filled_page(PS, PageId(pid), self.tag, SEED);
-        self.store.write_page(PageId(pid), &p, &DirtyRanges::full(PS)).unwrap();
+        self.store
+            .write_page(PageId(pid), &p, &DirtyRanges::full(PS))
+            .unwrap();
         self.tag
     }
 
@@ -77,7 +78,10 @@ fn read(store: &dyn PageStore, pid: u64) -> Result<(ReadOutcome, Option<u64>), S
     let r = store.read_page(PageId(pid), &mut buf)?;
     let tag = flashbuf_store::testing::content::stamp_of(&buf[HEADER_BYTES..]).map(|s| s.1);
     if let Some(t) = tag.filter(|_| r == ReadOutcome::Found) {
-        assert!(matches_fill(&buf[HEADER_BYTES..], PageId(pid), t, SEED), "page {pid} mixed");
+        assert!(
+            matches_fill(&buf[HEADER_BYTES..], PageId(pid), t, SEED),
+            "page {pid} mixed"
+        );
     }
     Ok((r, tag))
 }
@@ -106,7 +110,10 @@ fn checkpoint_then_roll_forward_and_the_time_is_reported() {
     assert_eq!(rep.blocks_rolled_forward, 30, "{rep:?}");
     assert_eq!((rep.blocks_cut, rep.damaged_blocks), (0, 0));
     assert!(rep.wrote_checkpoint && rep.wall_time_us > 0.0, "{rep:?}");
-    assert!(s.report().iter().any(|(k, v)| k == "recovery_wall_time_us" && *v > 0.0));
+    assert!(s
+        .report()
+        .iter()
+        .any(|(k, v)| k == "recovery_wall_time_us" && *v > 0.0));
     for (&pid, &t) in &want {
         assert_eq!(tag_of(&s, pid), t);
     }
@@ -132,18 +139,29 @@ fn a_torn_tail_is_cut_and_synced_pages_survive() {
     img[lost as usize..lost as usize + PS].fill(0);
     let s = open(img).unwrap();
     let rep = s.recovery_report().unwrap();
-    assert_eq!((rep.blocks_rolled_forward, rep.blocks_cut), (2, 2), "{rep:?}");
+    assert_eq!(
+        (rep.blocks_rolled_forward, rep.blocks_cut),
+        (2, 2),
+        "{rep:?}"
+    );
     assert_eq!(tag_of(&s, 0), news[0]);
     assert_eq!(tag_of(&s, 1), news[1]);
     for pid in 2..20u64 {
-        assert_eq!(tag_of(&s, pid), synced[pid as usize], "page {pid} after the cut");
+        assert_eq!(
+            tag_of(&s, pid),
+            synced[pid as usize],
+            "page {pid} after the cut"
+        );
     }
     s.check_invariants().unwrap();
     // Torn at sector granularity anywhere in the tail: never a mixed or corrupt page.
     for seed in 0..40 {
         let mode = CrashMode::Random {
             seed,
-            tear: Some(flashbuf_device::fault::Tear { sector_bytes: 128, garbage: seed % 2 == 0 }),
+            tear: Some(flashbuf_device::fault::Tear {
+                sector_bytes: 128,
+                garbage: seed % 2 == 0,
+            }),
         };
         let s = open(r.dev.crash_image(mode)).unwrap();
         for pid in 0..20u64 {
@@ -176,7 +194,10 @@ fn a_damaged_checkpoint_slot_falls_back_to_the_other() {
     img[newest + 200] ^= 0x40;
     let s = open(img.clone()).unwrap();
     let rep = s.recovery_report().unwrap();
-    assert!(rep.other_slot_damaged && rep.checkpoint_generation == 3, "{rep:?}");
+    assert!(
+        rep.other_slot_damaged && rep.checkpoint_generation == 3,
+        "{rep:?}"
+    );
     assert!(rep.blocks_rolled_forward >= 50);
     for (&pid, &t) in &want {
         assert_eq!(tag_of(&s, pid), t);
@@ -186,7 +207,10 @@ fn a_damaged_checkpoint_slot_falls_back_to_the_other() {
     let other = l.slot_byte_offset(checkpoint::slot_of(3)) as usize;
     img[other + 3] ^= 1;
     let e = open(img).err().unwrap().to_string();
-    assert!(e.contains("no valid checkpoint") && e.contains("slot 0") && e.contains("slot 1"), "{e}");
+    assert!(
+        e.contains("no valid checkpoint") && e.contains("slot 0") && e.contains("slot 1"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -200,7 +224,10 @@ fn a_damaged_promised_block_is_reported_never_replaced_by_an_older_copy() {
     let mut img = r.dev.durable_image();
     img[at + 300] ^= 1;
     let s = open(img).unwrap();
-    assert!(matches!(read(&s, 7), Err(StoreError::Corrupt { pid: PageId(7), .. })));
+    assert!(matches!(
+        read(&s, 7),
+        Err(StoreError::Corrupt { pid: PageId(7), .. })
+    ));
     // (b) A block after the checkpoint, promised by a later sync (a store small enough
     // for the cleaner to reach that block below).
     let small = config_of(26);
@@ -219,7 +246,10 @@ fn a_damaged_promised_block_is_reported_never_replaced_by_an_older_copy() {
     let s = LogStore::open(FaultDevice::from_image(img.clone()), small.clone()).unwrap();
     assert_eq!(s.recovery_report().unwrap().damaged_blocks, 1);
     let e = read(&s, 7).unwrap_err();
-    assert!(matches!(e, StoreError::Corrupt { pid: PageId(7), .. }), "{e}");
+    assert!(
+        matches!(e, StoreError::Corrupt { pid: PageId(7), .. }),
+        "{e}"
+    );
     assert_eq!(tag_of(&s, 8), v2 + 1);
     s.check_invariants().unwrap();
     // The cleaner keeps it reported: overwrite other pages until it copies the block away.
@@ -230,22 +260,35 @@ fn a_damaged_promised_block_is_reported_never_replaced_by_an_older_copy() {
             let pid = 100 + rng.below(300);
             tag += 1;
             let p = filled_page(PS, PageId(pid), tag, SEED);
-            s.write_page(PageId(pid), &p, &DirtyRanges::full(PS)).unwrap();
+            s.write_page(PageId(pid), &p, &DirtyRanges::full(PS))
+                .unwrap();
         }
         if s.log_stats().damaged_blocks_copied > 0 {
             break;
         }
         assert!(round < 39, "the cleaner never moved the damaged block");
     }
-    assert!(matches!(read(&s, 7), Err(StoreError::Corrupt { pid: PageId(7), .. })));
+    assert!(matches!(
+        read(&s, 7),
+        Err(StoreError::Corrupt { pid: PageId(7), .. })
+    ));
     s.check_invariants().unwrap();
     let reopened = LogStore::open(s.into_device(), small.clone()).unwrap();
-    assert!(matches!(read(&reopened, 7), Err(StoreError::Corrupt { pid: PageId(7), .. })));
+    assert!(matches!(
+        read(&reopened, 7),
+        Err(StoreError::Corrupt { pid: PageId(7), .. })
+    ));
     // (c) The same block unreadable (its header gone): no page to report it for, so the
     // store refuses to open rather than serve the older version.
     img[at..at + PS].fill(0);
-    let e = LogStore::open(FaultDevice::from_image(img), small).err().unwrap().to_string();
-    assert!(e.contains("promised durable") && e.contains("missing"), "{e}");
+    let e = LogStore::open(FaultDevice::from_image(img), small)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("promised durable") && e.contains("missing"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -257,7 +300,10 @@ fn other_formats_are_refused_with_the_difference_named() {
     let with = |f: &dyn Fn(&mut LogStoreConfig)| {
         let mut c = config();
         f(&mut c);
-        LogStore::open(FaultDevice::from_image(img.clone()), c).err().unwrap().to_string()
+        LogStore::open(FaultDevice::from_image(img.clone()), c)
+            .err()
+            .unwrap()
+            .to_string()
     };
     assert!(with(&|c| c.segment_bytes = 32 * PS as u64).contains("segments of 16 blocks"));
     assert!(with(&|c| c.logical_pages = Some(401)).contains("400 page ids"));
@@ -294,7 +340,9 @@ fn recovery_time_on_a_large_store() {
         ..LogStoreConfig::with_page_size(ps)
     };
     let store = LogStore::create(dev.clone(), cfg.clone()).unwrap();
-    store.populate(store.layout().logical_pages * 8 / 10).unwrap();
+    store
+        .populate(store.layout().logical_pages * 8 / 10)
+        .unwrap();
     let pages = store.live_pages();
     // A checkpoint interval's worth of writes after the last checkpoint.
     let per_segment = u64::from(cfg.data_blocks_per_segment());
@@ -302,7 +350,9 @@ fn recovery_time_on_a_large_store() {
     for i in 0..per_segment * u64::from(cfg.checkpoint_segments) - 1 {
         let pid = (i * 7919) % pages;
         flashbuf_core::page::seal(&mut p, PageId(pid), 1);
-        store.write_page(PageId(pid), &p, &DirtyRanges::full(ps)).unwrap();
+        store
+            .write_page(PageId(pid), &p, &DirtyRanges::full(ps))
+            .unwrap();
     }
     store.sync().unwrap();
     drop(store);

@@ -5,9 +5,7 @@ use super::BuildContext;
 use crate::spec::{Spec, SpecExt};
 use crate::LabError;
 use flashbuf_device::Device;
-use flashbuf_store::log_store::{
-    CleanerConfig, CleanerKind, LogStore, LogStoreConfig, TimeBase,
-};
+use flashbuf_store::log_store::{CleanerConfig, CleanerKind, LogStore, LogStoreConfig, TimeBase};
 use flashbuf_store::{PageStore, StoreError};
 
 /// Options of `log-structured`.
@@ -55,7 +53,11 @@ pub fn log_store_config(
         "writes"
     };
     let time_base = TimeBase::parse(&spec.get("clock", default_clock.to_string())?)?;
-    let tick = if time_base == TimeBase::Writes { 1.0 } else { 1e6 };
+    let tick = if time_base == TimeBase::Writes {
+        1.0
+    } else {
+        1e6
+    };
     let kind = CleanerKind::parse(&spec.get("cleaner", "greedy".to_string())?)?;
     let fill: f64 = spec.get("fill", 0.8)?;
     if !(fill > 0.0 && fill <= 1.0) {
@@ -65,7 +67,7 @@ pub fn log_store_config(
     let segment_bytes = spec.get_bytes("segment", base.segment_bytes)?;
     let capacity_bytes = match spec.opts.get("size") {
         Some(_) => Some(spec.get_bytes("size", 0)?),
-        None if device.len() > 0 => None,
+        None if !device.is_empty() => None,
         None => Some(
             (ctx.data_bytes() as f64 / fill) as u64
                 + 2 * ctx.data_pages * 4

@@ -22,6 +22,7 @@
 //! ([`super::recovery`]). Writing a checkpoint: flush every head, sync (all logs below `S`
 //! durable), write the older slot, sync.
 
+use super::bytes::{le_u32, le_u64};
 use super::layout::{Layout, CHECKPOINT_HEADER_BYTES, USAGE_ENTRY_BYTES};
 use super::map::L2pMap;
 use super::usage::SegmentUsage;
@@ -97,43 +98,36 @@ pub fn encode(
     buf
 }
 
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[at..at + 8]);
-    u64::from_le_bytes(a)
-}
-
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
-}
-
 /// Decodes a slot's bytes; the error says why the slot is not a valid checkpoint.
 pub fn decode(buf: &[u8], layout: &Layout, salt: u64) -> Result<Checkpoint, String> {
     let hdr = CHECKPOINT_HEADER_BYTES as usize;
     if buf.len() < hdr || buf[0..8] != MAGIC {
         return Err("no checkpoint magic".into());
     }
-    if u32_at(buf, 124) != crc32c(&buf[..124]) {
+    if le_u32(buf, 124) != crc32c(&buf[..124]) {
         return Err("header checksum mismatch".into());
     }
-    if u64_at(buf, 8) != salt {
+    if le_u64(buf, 8) != salt {
         return Err("written by another format (salt differs)".into());
     }
-    if u64_at(buf, 56) != layout.logical_pages || u32_at(buf, 64) != layout.segments {
+    if le_u64(buf, 56) != layout.logical_pages || le_u32(buf, 64) != layout.segments {
         return Err(format!(
             "sized for {} pages and {} segments, the layout has {} and {}",
-            u64_at(buf, 56),
-            u32_at(buf, 64),
+            le_u64(buf, 56),
+            le_u32(buf, 64),
             layout.logical_pages,
             layout.segments
         ));
     }
     let body_len = layout.logical_pages * 4 + u64::from(layout.segments) * USAGE_ENTRY_BYTES;
-    if u64_at(buf, 72) != body_len || hdr as u64 + body_len > buf.len() as u64 {
-        return Err(format!("body of {} bytes, expected {body_len}", u64_at(buf, 72)));
+    if le_u64(buf, 72) != body_len || hdr as u64 + body_len > buf.len() as u64 {
+        return Err(format!(
+            "body of {} bytes, expected {body_len}",
+            le_u64(buf, 72)
+        ));
     }
     let body = &buf[hdr..hdr + body_len as usize];
-    if u32_at(buf, 80) != crc32c(body) {
+    if le_u32(buf, 80) != crc32c(body) {
         return Err("body checksum mismatch".into());
     }
     let map_bytes = (layout.logical_pages * 4) as usize;
@@ -141,17 +135,15 @@ pub fn decode(buf: &[u8], layout: &Layout, salt: u64) -> Result<Checkpoint, Stri
     let usage = body[map_bytes..]
         .chunks_exact(USAGE_ENTRY_BYTES as usize)
         .enumerate()
-        .map(|(i, c)| {
-            SegmentUsage::decode(c).ok_or_else(|| format!("segment {i}: unknown state"))
-        })
+        .map(|(i, c)| SegmentUsage::decode(c).ok_or_else(|| format!("segment {i}: unknown state")))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Checkpoint {
         header: CheckpointHeader {
-            generation: u64_at(buf, 16),
-            next_seq: u64_at(buf, 24),
-            next_epoch: u64_at(buf, 32),
-            time_ticks: f64::from_bits(u64_at(buf, 40)),
-            user_writes: u64_at(buf, 48),
+            generation: le_u64(buf, 16),
+            next_seq: le_u64(buf, 24),
+            next_epoch: le_u64(buf, 32),
+            time_ticks: f64::from_bits(le_u64(buf, 40)),
+            user_writes: le_u64(buf, 48),
         },
         map,
         usage,

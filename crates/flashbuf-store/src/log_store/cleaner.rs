@@ -224,7 +224,15 @@ impl State {
                 };
                 let h = self.placement.place_gc(pid, row.class, self.user_writes);
                 let block = &buf[k * ps..(k + 1) * ps];
-                self.append(cx, h, pid, version, block, Writer::Cleaner(row.modified_ticks), damaged)?;
+                self.append(
+                    cx,
+                    h,
+                    pid,
+                    version,
+                    block,
+                    Writer::Cleaner(row.modified_ticks),
+                    damaged,
+                )?;
             }
             i = j;
         }

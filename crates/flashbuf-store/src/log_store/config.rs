@@ -117,7 +117,6 @@ impl CleanerKind {
             _ => 1,
         }
     }
-
 }
 
 /// Segments kept free for the cleaner ([`LogStoreConfig::reserve_segments`]).
@@ -250,9 +249,8 @@ impl LogStoreConfig {
             ));
         }
         let c = &self.cleaner;
-        if !(c.cleaning_interval_ticks.is_finite() && c.cleaning_interval_ticks >= 0.0)
-            || !(c.protection_period_ticks.is_finite() && c.protection_period_ticks >= 0.0)
-        {
+        let time_ok = |t: f64| t.is_finite() && t >= 0.0;
+        if !time_ok(c.cleaning_interval_ticks) || !time_ok(c.protection_period_ticks) {
             return bad(format!(
                 "cleaning interval {} and protection period {} must be finite and not negative",
                 c.cleaning_interval_ticks, c.protection_period_ticks
@@ -295,9 +293,23 @@ impl LogStoreConfig {
         let bps = self.segment_blocks();
         let d = u64::from(self.data_blocks_per_segment());
         let build = |segments: u64, pages: u64| {
-            let mut l = Layout::new(self.page_size, bps, segments as u32, pages, reserved, self.align_bytes);
+            let mut l = Layout::new(
+                self.page_size,
+                bps,
+                segments as u32,
+                pages,
+                reserved,
+                self.align_bytes,
+            );
             while l.segments > 0 && l.total_bytes() > capacity_bytes {
-                l = Layout::new(self.page_size, bps, l.segments - 1, pages, reserved, self.align_bytes);
+                l = Layout::new(
+                    self.page_size,
+                    bps,
+                    l.segments - 1,
+                    pages,
+                    reserved,
+                    self.align_bytes,
+                );
             }
             l
         };
@@ -362,6 +374,9 @@ mod tests {
         .validate()
         .is_err());
         assert_eq!(CleanerKind::parse("sepbit").unwrap(), CleanerKind::SepBit);
-        assert!(CleanerKind::parse("lru").unwrap_err().to_string().contains("greedy"));
+        assert!(CleanerKind::parse("lru")
+            .unwrap_err()
+            .to_string()
+            .contains("greedy"));
     }
 }

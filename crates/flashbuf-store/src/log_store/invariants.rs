@@ -23,7 +23,10 @@ impl State {
         let l = cx.layout;
         self.usage.check()?;
         if !self.queue.offsets.is_empty() {
-            return Err(format!("{} blocks queued between calls", self.queue.offsets.len()));
+            return Err(format!(
+                "{} blocks queued between calls",
+                self.queue.offsets.len()
+            ));
         }
         let mut entries: HashMap<SegmentId, Vec<Entry>> = self.check_heads()?;
         for (i, row) in self.usage.rows().iter().enumerate() {
@@ -92,7 +95,10 @@ impl State {
             };
             let row = self.usage.get(seg);
             if row.state != SegState::Open || out.contains_key(&seg) {
-                return Err(format!("head {h} writes {seg}, which is {:?} or shared", row.state));
+                return Err(format!(
+                    "head {h} writes {seg}, which is {:?} or shared",
+                    row.state
+                ));
             }
             if head.entries.len() != row.written as usize {
                 return Err(format!(
@@ -110,7 +116,10 @@ impl State {
             .filter(|r| r.state == SegState::Open)
             .count();
         if opened != out.len() {
-            return Err(format!("{opened} segments are open but {} heads write", out.len()));
+            return Err(format!(
+                "{opened} segments are open but {} heads write",
+                out.len()
+            ));
         }
         Ok(out)
     }

@@ -16,6 +16,7 @@
 //! segments, logical pages. Everything else (cleaner, knobs, time base) may change from
 //! one open to the next.
 
+use super::bytes::{le_u32, le_u64};
 use crate::StoreError;
 use std::fmt;
 
@@ -189,14 +190,13 @@ impl Layout {
     ) -> Result<Self, StoreError> {
         let bad = |m: String| Err(StoreError::Format(format!("log-structured layout: {m}")));
         if extra.len() != EXTRA_BYTES {
-            return bad(format!("{} extra bytes, expected {EXTRA_BYTES}", extra.len()));
+            return bad(format!(
+                "{} extra bytes, expected {EXTRA_BYTES}",
+                extra.len()
+            ));
         }
-        let u32_at = |at: usize| u32::from_le_bytes([extra[at], extra[at + 1], extra[at + 2], extra[at + 3]]);
-        let u64_at = |at: usize| {
-            let mut a = [0u8; 8];
-            a.copy_from_slice(&extra[at..at + 8]);
-            u64::from_le_bytes(a)
-        };
+        let u32_at = |at: usize| le_u32(extra, at);
+        let u64_at = |at: usize| le_u64(extra, at);
         let l = Layout {
             page_size,
             segment_blocks: u32_at(0),
@@ -261,11 +261,16 @@ mod tests {
         assert_eq!(l.slot_offset, 4096);
         assert!(l.slot_byte_offset(1) + l.slot_bytes() as u64 <= l.segment_offset);
         assert!(l.segment_offset.is_multiple_of(4 << 20));
-        assert_eq!(l.addr_byte_offset(l.addr(SegmentId(2), 3)), l.segment_offset + 2 * (8 << 20) + 3 * 4096);
+        assert_eq!(
+            l.addr_byte_offset(l.addr(SegmentId(2), 3)),
+            l.segment_offset + 2 * (8 << 20) + 3 * 4096
+        );
         assert_eq!(l.split(l.addr(SegmentId(9), 2047)), (SegmentId(9), 2047));
         let d = Layout::decode_extra(&l.encode_extra(), 4096, l.segment_offset, 4096).unwrap();
         assert_eq!(d, l);
-        assert!(Layout::decode_extra(&l.encode_extra(), 4096, l.segment_offset + 4096, 4096).is_err());
+        assert!(
+            Layout::decode_extra(&l.encode_extra(), 4096, l.segment_offset + 4096, 4096).is_err()
+        );
         let mut e = l.encode_extra();
         e[9] ^= 0x10; // 4,096 more logical pages: the slot size no longer matches
         assert!(Layout::decode_extra(&e, 4096, l.segment_offset, 4096).is_err());

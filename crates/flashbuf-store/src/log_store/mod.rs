@@ -65,6 +65,7 @@
 //! its summary entries (28 bytes per block written) until it is sealed
 //! ([`LogStore::memory`]).
 
+mod bytes;
 pub mod checkpoint;
 mod cleaner;
 mod clock;
@@ -87,6 +88,7 @@ pub use config::{CleanerConfig, CleanerKind, LogStoreConfig, TimeBase};
 pub use layout::{BlockAddr, Layout, SegmentId};
 pub use stats::{LogStoreStats, MemoryReport, RecoveryReport};
 
+use crate::counters::StoreCounters;
 use crate::salt::fresh_salt;
 use crate::{PageStore, PageWrite, Poison, ReadOutcome, StoreError, StoreStats, Superblock};
 use clock::Clock;
@@ -95,7 +97,6 @@ use flashbuf_core::{AlignedBuf, DeviceStats, DirtyRanges, PageId};
 use flashbuf_device::Device;
 use parking_lot::RwLock;
 use state::{Background, Ctx, Head, State, WriteQueue};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
 use usage::UsageTable;
 
@@ -145,25 +146,13 @@ pub struct LogStore<D: Device> {
     salt: u64,
     poison: Poison,
     state: RwLock<State>,
-    page_reads: AtomicU64,
-    unwritten_reads: AtomicU64,
-    page_writes: AtomicU64,
-    batches: AtomicU64,
-    syncs: AtomicU64,
+    counters: StoreCounters,
 }
 
 impl<D: Device> LogStore<D> {
     fn check_device(dev: &D, cfg: &LogStoreConfig) -> Result<(), StoreError> {
         cfg.validate()?;
-        let a = dev.alignment().max(1);
-        if !cfg.page_size.is_multiple_of(a) {
-            return Err(StoreError::Invalid(format!(
-                "page size {} is not a multiple of {}'s alignment ({a} bytes)",
-                cfg.page_size,
-                dev.describe()
-            )));
-        }
-        Ok(())
+        crate::checks::check_alignment(dev, cfg.page_size)
     }
 
     fn new_state(dev: &D, cfg: &LogStoreConfig, layout: &Layout) -> State {
@@ -199,11 +188,7 @@ impl<D: Device> LogStore<D> {
             salt,
             poison: Poison::default(),
             state: RwLock::new(state),
-            page_reads: AtomicU64::new(0),
-            unwritten_reads: AtomicU64::new(0),
-            page_writes: AtomicU64::new(0),
-            batches: AtomicU64::new(0),
-            syncs: AtomicU64::new(0),
+            counters: StoreCounters::default(),
         }
     }
 
@@ -309,11 +294,7 @@ impl<D: Device> LogStore<D> {
             let mut st = store.state.write();
             let cx = store.ctx();
             for summary in &r.to_seal {
-                let k = layout.segment_blocks - data_blocks;
-                let buf = summary::encode(summary, store.salt, k, layout.page_size);
-                let at = layout.block_byte_offset(summary.segment, data_blocks);
-                store.poison.guard(store.dev.write_at(at, &buf))?;
-                st.unsynced = true;
+                st.write_summary(&cx, summary)?;
                 report.summaries_written += 1;
             }
             if r.needs_checkpoint {
@@ -457,27 +438,9 @@ impl<D: Device> LogStore<D> {
         self.state.write().checkpoint(&self.ctx())
     }
 
-    fn check_buf(&self, len: usize) -> Result<(), StoreError> {
-        if len != self.cfg.page_size {
-            return Err(StoreError::Invalid(format!(
-                "buffer of {len} bytes for a store with page size {}",
-                self.cfg.page_size
-            )));
-        }
-        Ok(())
-    }
-
     /// Checks a page handed over for writing; its page id must be one the store holds.
     fn check_write(&self, pid: PageId, page: &[u8]) -> Result<(), StoreError> {
-        self.check_buf(page.len())?;
-        let h = page::read_header(page);
-        if h.page_id != pid {
-            return Err(StoreError::Invalid(format!(
-                "write of {pid} with a page sealed for {}",
-                h.page_id
-            )));
-        }
-        debug_assert!(page::check(page, pid).is_ok(), "{pid} handed over unsealed");
+        crate::checks::check_sealed(pid, page, self.cfg.page_size)?;
         if pid.0 >= self.layout.logical_pages {
             return Err(StoreError::Full(format!(
                 "{pid} is beyond the store's {} page ids",
@@ -515,12 +478,12 @@ impl<D: Device> PageStore for LogStore<D> {
 
     fn read_page(&self, pid: PageId, buf: &mut [u8]) -> Result<ReadOutcome, StoreError> {
         self.poison.check()?;
-        self.check_buf(buf.len())?;
-        self.page_reads.fetch_add(1, Relaxed);
+        crate::checks::check_buf(buf.len(), self.cfg.page_size)?;
+        self.counters.read();
         let st = self.state.read();
         let Some(addr) = st.map.get(pid.0) else {
             buf.fill(0);
-            self.unwritten_reads.fetch_add(1, Relaxed);
+            self.counters.unwritten();
             return Ok(ReadOutcome::Unwritten);
         };
         self.poison
@@ -563,7 +526,7 @@ impl<D: Device> PageStore for LogStore<D> {
         st.write_user(&cx, pid.0, page::version_of(page), page)?;
         st.flush_queue(&cx)?;
         st.checkpoint_if_due(&cx)?;
-        self.page_writes.fetch_add(1, Relaxed);
+        self.counters.wrote(1);
         Ok(())
     }
 
@@ -588,26 +551,20 @@ impl<D: Device> PageStore for LogStore<D> {
         }
         st.flush_queue(&cx)?;
         st.checkpoint_if_due(&cx)?;
-        self.page_writes.fetch_add(batch.len() as u64, Relaxed);
-        self.batches.fetch_add(1, Relaxed);
+        self.counters.wrote(batch.len() as u64);
+        self.counters.batch();
         Ok(())
     }
 
     fn sync(&self) -> Result<(), StoreError> {
         self.poison.check()?;
         self.state.write().sync(&self.ctx())?;
-        self.syncs.fetch_add(1, Relaxed);
+        self.counters.synced();
         Ok(())
     }
 
     fn stats(&self) -> StoreStats {
-        StoreStats {
-            page_reads: self.page_reads.load(Relaxed),
-            unwritten_reads: self.unwritten_reads.load(Relaxed),
-            page_writes: self.page_writes.load(Relaxed),
-            batches: self.batches.load(Relaxed),
-            syncs: self.syncs.load(Relaxed),
-        }
+        self.counters.stats()
     }
 
     fn device_stats(&self) -> DeviceStats {
@@ -636,7 +593,10 @@ impl<D: Device> PageStore for LogStore<D> {
         if let Some(r) = st.recovery {
             extra.push(("recovery_device_time_us", r.device_time_us));
             extra.push(("recovery_wall_time_us", r.wall_time_us));
-            extra.push(("recovery_blocks_rolled_forward", r.blocks_rolled_forward as f64));
+            extra.push((
+                "recovery_blocks_rolled_forward",
+                r.blocks_rolled_forward as f64,
+            ));
         }
         extra.extend(st.placement.report());
         stats::report(&st.stats, &dev, self.cfg.page_size, &extra)
@@ -654,10 +614,9 @@ impl<D: Device> LogStore<D> {
             placement_bytes,
             map_bytes_per_page: map_bytes as f64 / pages,
             per_page_bytes: (map_bytes + placement_bytes) as f64 / pages,
-            usage_bytes: st.usage.rows().len() * std::mem::size_of::<usage::SegmentUsage>(),
+            usage_bytes: std::mem::size_of_val(st.usage.rows()),
             buffer_bytes: st.queue.buf.len()
-                + st
-                    .heads
+                + st.heads
                     .iter()
                     .map(|h| h.entries.capacity() * std::mem::size_of::<summary::Entry>())
                     .sum::<usize>(),

@@ -143,13 +143,27 @@ fn walk<D: Device + ?Sized>(
         holes: Vec::new(),
         summary: None,
     };
-    let start = if fresh { 0 } else { row.written.min(data_blocks) };
+    let start = if fresh {
+        0
+    } else {
+        row.written.min(data_blocks)
+    };
     for i in 0..start {
         let addr = layout.addr(seg, i);
         let e = match stamp::check(&buf[i as usize * ps..(i as usize + 1) * ps], salt, addr) {
-            Some(st) => Entry { pid: st.pid, version: st.version, seq: st.seq, crc: st.crc },
+            Some(st) => Entry {
+                pid: st.pid,
+                version: st.version,
+                seq: st.seq,
+                crc: st.crc,
+            },
             // Damaged since the checkpoint: the map still names the page it held.
-            None => Entry { pid: owner.get(&addr.0).copied().unwrap_or(VOID_PID), version: 0, seq: 0, crc: 0 },
+            None => Entry {
+                pid: owner.get(&addr.0).copied().unwrap_or(VOID_PID),
+                version: 0,
+                seq: 0,
+                crc: 0,
+            },
         };
         out.prefix.push(e);
     }
@@ -198,13 +212,27 @@ pub(crate) fn recover<D: Device + ?Sized>(
     let mut scans = Vec::new();
     for seg in (0..layout.segments).map(SegmentId) {
         let row = usage[seg.0 as usize];
-        if let Some(sc) = walk(dev, layout, salt, seg, &row, s, data_blocks, &owner, &mut buf)? {
+        if let Some(sc) = walk(
+            dev,
+            layout,
+            salt,
+            seg,
+            &row,
+            s,
+            data_blocks,
+            &owner,
+            &mut buf,
+        )? {
             scans.push(sc);
         }
     }
     let mut found: Vec<Found> = scans
         .iter()
-        .flat_map(|sc| sc.new.iter().map(move |&(i, st)| (st.seq, sc.seg, i, st, false)))
+        .flat_map(|sc| {
+            sc.new
+                .iter()
+                .map(move |&(i, st)| (st.seq, sc.seg, i, st, false))
+        })
         .collect();
     found.sort_by_key(|f| f.0);
     let promise = found.iter().map(|f| f.3.synced()).fold(s, u64::max);
@@ -220,7 +248,15 @@ pub(crate) fn recover<D: Device + ?Sized>(
             "two blocks carry the same sequence number: the store is corrupt".into(),
         ));
     }
-    claim_damaged(&mut found, &scans, s, promise, layout, fell_back, &mut report)?;
+    claim_damaged(
+        &mut found,
+        &scans,
+        s,
+        promise,
+        layout,
+        fell_back,
+        &mut report,
+    )?;
     let mut applied: HashMap<SegmentId, Vec<(u32, Entry)>> = HashMap::new();
     let mut expected = s;
     for (i, &(seq, seg, off, st, damaged)) in found.iter().enumerate() {
@@ -229,14 +265,26 @@ pub(crate) fn recover<D: Device + ?Sized>(
             break;
         }
         map.set(st.pid, layout.addr(seg, off));
-        let e = Entry { pid: st.pid, version: st.version, seq, crc: st.crc };
+        let e = Entry {
+            pid: st.pid,
+            version: st.version,
+            seq,
+            crc: st.crc,
+        };
         applied.entry(seg).or_default().push((off, e));
         report.blocks_rolled_forward += 1;
         report.damaged_blocks += u64::from(damaged);
         expected = seq + 1;
     }
     let mut next_epoch = h.next_epoch;
-    let to_seal = close_segments(&scans, &applied, &mut usage, &mut next_epoch, h.time_ticks, h.user_writes);
+    let to_seal = close_segments(
+        &scans,
+        &applied,
+        &mut usage,
+        &mut next_epoch,
+        h.time_ticks,
+        h.user_writes,
+    );
     rebuild_usage(&map, &mut usage, layout, fell_back)?;
     let to_seal = to_seal
         .into_iter()
@@ -314,7 +362,15 @@ fn close_segments(
         let prefix = sc.prefix.len() as u32;
         let written = new.iter().map(|(o, _)| o + 1).fold(prefix, u32::max);
         let mut entries = sc.prefix.clone();
-        entries.resize(written as usize, Entry { pid: VOID_PID, version: 0, seq: 0, crc: 0 });
+        entries.resize(
+            written as usize,
+            Entry {
+                pid: VOID_PID,
+                version: 0,
+                seq: 0,
+                crc: 0,
+            },
+        );
         for &(o, e) in new {
             entries[o as usize] = e;
         }

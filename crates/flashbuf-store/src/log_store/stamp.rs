@@ -70,7 +70,14 @@ fn mask(salt: u64, addr: BlockAddr) -> u32 {
 
 /// Turns sealed `page` (in place) into the block written at `addr` with sequence `seq`,
 /// `synced` as the durable horizon (or a damaged copy); returns the stored checksum.
-pub fn stamp(block: &mut [u8], salt: u64, addr: BlockAddr, seq: u64, synced: u64, damaged: bool) -> u32 {
+pub fn stamp(
+    block: &mut [u8],
+    salt: u64,
+    addr: BlockAddr,
+    seq: u64,
+    synced: u64,
+    damaged: bool,
+) -> u32 {
     debug_assert!(seq <= SEQ_MAX && synced <= seq);
     let delta = if damaged {
         DELTA_DAMAGED

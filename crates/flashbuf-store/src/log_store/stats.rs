@@ -127,8 +127,14 @@ pub fn report(
         ("ftl_write_amplification".into(), ftl_wa),
         ("total_write_amplification".into(), store_wa * ftl_wa),
         ("caller_pages".into(), s.caller_pages as f64),
-        ("device_pages_written".into(), s.device_blocks_written() as f64),
-        ("cleaner_pages_written".into(), s.cleaner_blocks_written as f64),
+        (
+            "device_pages_written".into(),
+            s.device_blocks_written() as f64,
+        ),
+        (
+            "cleaner_pages_written".into(),
+            s.cleaner_blocks_written as f64,
+        ),
         ("cleaner_pages_read".into(), s.cleaner_blocks_read as f64),
         (
             "cleaner_bytes_moved".into(),

@@ -24,6 +24,7 @@
 //! | 72.. | entries `j·E .. min(n, (j+1)·E)`: page id (u64), version (u64), sequence (u64), block checksum (u32) |
 //! | last 4 | CRC32C of everything before |
 
+use super::bytes::{le_u32, le_u64};
 use super::layout::SegmentId;
 use flashbuf_core::page::crc32c;
 use flashbuf_core::AlignedBuf;
@@ -84,16 +85,6 @@ pub enum SummaryError {
     Count,
 }
 
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[at..at + 8]);
-    u64::from_le_bytes(a)
-}
-
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
-}
-
 /// Encodes `s` into `k` blocks of `page_size` bytes.
 pub fn encode(s: &SegmentSummary, salt: u64, k: u32, page_size: usize) -> AlignedBuf {
     let e = entries_per_block(page_size) as usize;
@@ -138,37 +129,37 @@ pub fn decode(
     let mut n = 0;
     for (j, block) in buf.chunks_exact(page_size).enumerate() {
         if block[0..8] != MAGIC
-            || u64_at(block, 8) != salt
-            || u32_at(block, 16) != seg.0
-            || u32_at(block, 20) as usize != j
-            || u32_at(block, 24) as usize != k
+            || le_u64(block, 8) != salt
+            || le_u32(block, 16) != seg.0
+            || le_u32(block, 20) as usize != j
+            || le_u32(block, 24) as usize != k
         {
             return Err(SummaryError::NotOurs);
         }
-        if u32_at(block, page_size - 4) != crc32c(&block[..page_size - 4]) {
+        if le_u32(block, page_size - 4) != crc32c(&block[..page_size - 4]) {
             return Err(SummaryError::Checksum);
         }
         let s = out.get_or_insert_with(|| {
-            n = u32_at(block, 28) as usize;
+            n = le_u32(block, 28) as usize;
             SegmentSummary {
                 segment: seg,
-                epoch: u64_at(block, 32),
-                time: f64::from_bits(u64_at(block, 40)),
-                created_writes: u64_at(block, 48),
+                epoch: le_u64(block, 32),
+                time: f64::from_bits(le_u64(block, 40)),
+                created_writes: le_u64(block, 48),
                 class: block[56],
                 entries: Vec::with_capacity(n.min(k * e)),
             }
         });
-        if n > k * e || u32_at(block, 28) as usize != n || u64_at(block, 32) != s.epoch {
+        if n > k * e || le_u32(block, 28) as usize != n || le_u64(block, 32) != s.epoch {
             return Err(SummaryError::Count);
         }
         for i in 0..(n.saturating_sub(j * e)).min(e) {
             let at = HEADER_BYTES + i * ENTRY_BYTES;
             s.entries.push(Entry {
-                pid: u64_at(block, at),
-                version: u64_at(block, at + 8),
-                seq: u64_at(block, at + 16),
-                crc: u32_at(block, at + 24),
+                pid: le_u64(block, at),
+                version: le_u64(block, at + 8),
+                seq: le_u64(block, at + 16),
+                crc: le_u32(block, at + 24),
             });
         }
     }
@@ -211,11 +202,20 @@ mod tests {
         };
         let buf = encode(&s, 5, 2, 512);
         assert_eq!(decode(&buf, 5, SegmentId(3), 512).unwrap(), s);
-        assert_eq!(decode(&buf, 6, SegmentId(3), 512), Err(SummaryError::NotOurs));
-        assert_eq!(decode(&buf, 5, SegmentId(4), 512), Err(SummaryError::NotOurs));
+        assert_eq!(
+            decode(&buf, 6, SegmentId(3), 512),
+            Err(SummaryError::NotOurs)
+        );
+        assert_eq!(
+            decode(&buf, 5, SegmentId(4), 512),
+            Err(SummaryError::NotOurs)
+        );
         let mut bad = buf.to_vec();
         bad[600] ^= 1;
-        assert_eq!(decode(&bad, 5, SegmentId(3), 512), Err(SummaryError::Checksum));
+        assert_eq!(
+            decode(&bad, 5, SegmentId(3), 512),
+            Err(SummaryError::Checksum)
+        );
         assert!(decode(&[0u8; 512], 5, SegmentId(3), 512).is_err());
     }
 }

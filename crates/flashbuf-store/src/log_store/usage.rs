@@ -14,6 +14,7 @@
 //! after the newest checkpoint's is still intact on the device, and recovery can tell a
 //! missing log from a reused segment.
 
+use super::bytes::{le_u32, le_u64};
 use super::layout::{SegmentId, USAGE_ENTRY_BYTES};
 use std::collections::BTreeSet;
 
@@ -102,12 +103,8 @@ impl SegmentUsage {
     /// Decodes [`USAGE_ENTRY_BYTES`] bytes; `None` if the state is unknown.
     pub fn decode(b: &[u8]) -> Option<Self> {
         debug_assert_eq!(b.len() as u64, USAGE_ENTRY_BYTES);
-        let u32_at = |at: usize| u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
-        let u64_at = |at: usize| {
-            let mut a = [0u8; 8];
-            a.copy_from_slice(&b[at..at + 8]);
-            u64::from_le_bytes(a)
-        };
+        let u32_at = |at: usize| le_u32(b, at);
+        let u64_at = |at: usize| le_u64(b, at);
         Some(Self {
             live: u32_at(0),
             written: u32_at(4),
@@ -284,7 +281,10 @@ mod tests {
         assert_eq!(t.get(s).state, SegState::Sealed);
         assert_eq!(t.sealed().count(), 1);
         t.remove_live(s);
-        assert_eq!((t.get(s).state, t.prefree_count(), t.free_count()), (SegState::PreFree, 1, 2));
+        assert_eq!(
+            (t.get(s).state, t.prefree_count(), t.free_count()),
+            (SegState::PreFree, 1, 2)
+        );
         t.check().unwrap();
         t.release_prefree();
         assert_eq!(t.free_count(), 3);

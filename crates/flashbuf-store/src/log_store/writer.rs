@@ -190,7 +190,11 @@ impl State {
     }
 
     /// Writes head `h`'s segment summary after its data blocks and seals the segment.
-    pub fn seal_head<D: Device + ?Sized>(&mut self, cx: &Ctx<'_, D>, h: usize) -> Result<(), StoreError> {
+    pub fn seal_head<D: Device + ?Sized>(
+        &mut self,
+        cx: &Ctx<'_, D>,
+        h: usize,
+    ) -> Result<(), StoreError> {
         self.flush_queue(cx)?;
         let Some(seg) = self.heads[h].seg.take() else {
             return Ok(());
@@ -205,14 +209,24 @@ impl State {
             class: row.class,
             entries,
         };
+        self.write_summary(cx, &s)?;
+        self.usage.seal(seg);
+        self.sealed_since_checkpoint += 1;
+        Ok(())
+    }
+
+    /// Writes `s` into its segment's summary blocks.
+    pub fn write_summary<D: Device + ?Sized>(
+        &mut self,
+        cx: &Ctx<'_, D>,
+        s: &SegmentSummary,
+    ) -> Result<(), StoreError> {
         let k = cx.layout.segment_blocks - cx.data_blocks();
-        let buf = summary::encode(&s, cx.salt, k, cx.layout.page_size);
-        let at = cx.layout.block_byte_offset(seg, cx.data_blocks());
+        let buf = summary::encode(s, cx.salt, k, cx.layout.page_size);
+        let at = cx.layout.block_byte_offset(s.segment, cx.data_blocks());
         cx.poison.guard(cx.dev.write_at(at, &buf))?;
         self.unsynced = true;
         self.stats.summary_blocks += u64::from(k);
-        self.usage.seal(seg);
-        self.sealed_since_checkpoint += 1;
         Ok(())
     }
 

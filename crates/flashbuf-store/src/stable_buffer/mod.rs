@@ -100,16 +100,16 @@ pub use patterns::{
     on_demand, Candidates, IncrementalRecognizer, Instance, Pattern, PatternParams,
 };
 
+use crate::counters::StoreCounters;
 use crate::growth::Growth;
-use crate::{PageStore, Poison, ReadOutcome, StoreError, StoreStats, Superblock};
 use crate::salt::fresh_salt;
+use crate::{PageStore, Poison, ReadOutcome, StoreError, StoreStats, Superblock};
 use flashbuf_core::{DeviceStats, DirtyRanges, PageId};
 use flashbuf_device::Device;
 use layout::Layout;
 use parking_lot::{Condvar, Mutex};
 use sbtt::{Sbtt, SlotBits};
 use serde::Serialize;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -201,11 +201,7 @@ struct Inner<D> {
     sync_lock: Mutex<()>,
     grow: Growth,
     poison: Poison,
-    page_reads: AtomicU64,
-    unwritten_reads: AtomicU64,
-    page_writes: AtomicU64,
-    batches: AtomicU64,
-    syncs: AtomicU64,
+    counters: StoreCounters,
 }
 
 /// The StableBuffer write path: pages are staged in a small on-device area and flushed
@@ -285,11 +281,7 @@ impl<D: Device + 'static> StableBufferStore<D> {
             sync_lock: Mutex::new(()),
             grow,
             poison: Poison::default(),
-            page_reads: AtomicU64::new(0),
-            unwritten_reads: AtomicU64::new(0),
-            page_writes: AtomicU64::new(0),
-            batches: AtomicU64::new(0),
-            syncs: AtomicU64::new(0),
+            counters: StoreCounters::default(),
         }))
     }
 
@@ -313,15 +305,7 @@ impl<D: Device + 'static> StableBufferStore<D> {
     }
 
     fn check_alignment(dev: &D, cfg: &StableBufferConfig) -> Result<(), StoreError> {
-        let a = dev.alignment().max(1);
-        if !cfg.page_size.is_multiple_of(a) {
-            return Err(StoreError::Invalid(format!(
-                "page size {} is not a multiple of {}'s alignment ({a} bytes)",
-                cfg.page_size,
-                dev.describe()
-            )));
-        }
-        Ok(())
+        crate::checks::check_alignment(dev, cfg.page_size)
     }
 
     /// Formats `dev` as a new, empty store (whatever it held is lost) and syncs. The
@@ -547,13 +531,7 @@ impl<D: Device> Inner<D> {
     }
 
     fn check_buf(&self, len: usize) -> Result<(), StoreError> {
-        if len != self.cfg.page_size {
-            return Err(StoreError::Invalid(format!(
-                "buffer of {len} bytes for a store with page size {}",
-                self.cfg.page_size
-            )));
-        }
-        Ok(())
+        crate::checks::check_buf(len, self.cfg.page_size)
     }
 
     fn check_invariants(&self) -> Result<(), String> {
@@ -612,26 +590,20 @@ impl<D: Device + 'static> PageStore for StableBufferStore<D> {
 
     fn write_page(&self, pid: PageId, page: &[u8], _dirty: &DirtyRanges) -> Result<(), StoreError> {
         self.inner.write(pid, page)?;
-        self.inner.page_writes.fetch_add(1, Relaxed);
+        self.inner.counters.wrote(1);
         Ok(())
     }
 
     fn sync(&self) -> Result<(), StoreError> {
         self.inner.poison.check()?;
         self.inner.sync_device(true)?;
-        self.inner.syncs.fetch_add(1, Relaxed);
+        self.inner.counters.synced();
         Ok(())
     }
 
     fn stats(&self) -> StoreStats {
         let i = &self.inner;
-        StoreStats {
-            page_reads: i.page_reads.load(Relaxed),
-            unwritten_reads: i.unwritten_reads.load(Relaxed),
-            page_writes: i.page_writes.load(Relaxed),
-            batches: i.batches.load(Relaxed),
-            syncs: i.syncs.load(Relaxed),
-        }
+        i.counters.stats()
     }
 
     fn device_stats(&self) -> DeviceStats {

@@ -168,7 +168,10 @@ pub fn log_store_config(page_size: usize) -> LogStoreConfig {
 }
 
 fn log_create(dev: Box<dyn Device>, page_size: usize) -> Result<Box<dyn PageStore>, StoreError> {
-    Ok(Box::new(LogStore::create(dev, log_store_config(page_size))?))
+    Ok(Box::new(LogStore::create(
+        dev,
+        log_store_config(page_size),
+    )?))
 }
 
 fn log_open(dev: Box<dyn Device>, page_size: usize) -> Result<Box<dyn PageStore>, StoreError> {

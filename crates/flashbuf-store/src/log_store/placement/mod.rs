@@ -32,12 +32,16 @@ pub trait Placement: Send + Sync + Debug {
     /// The head for the cleaner's copy of page `pid` out of a segment of class
     /// `victim_class`.
     fn place_gc(&mut self, pid: u64, victim_class: u8, user_writes: u64) -> usize;
-    /// The cleaner is about to collect `victim`.
-    fn collected(&mut self, victim: &SegmentView, user_writes: u64);
-    /// Bytes of the scheme's own state.
-    fn memory_bytes(&self) -> usize;
-    /// Figures for the store's report (name, value).
-    fn report(&self) -> Vec<(&'static str, f64)>;
+    /// The cleaner is about to collect `victim` (nothing by default).
+    fn collected(&mut self, _victim: &SegmentView, _user_writes: u64) {}
+    /// Bytes of the scheme's own state (none by default).
+    fn memory_bytes(&self) -> usize {
+        0
+    }
+    /// Figures for the store's report (name, value; none by default).
+    fn report(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
 }
 
 /// One log for everything (NILFS2).
@@ -61,13 +65,6 @@ impl Placement for Single {
     }
     fn place_gc(&mut self, _pid: u64, _victim_class: u8, _user_writes: u64) -> usize {
         0
-    }
-    fn collected(&mut self, _victim: &SegmentView, _user_writes: u64) {}
-    fn memory_bytes(&self) -> usize {
-        0
-    }
-    fn report(&self) -> Vec<(&'static str, f64)> {
-        Vec::new()
     }
 }
 
@@ -95,12 +92,5 @@ impl Placement for TwoLogs {
     }
     fn place_gc(&mut self, _pid: u64, _victim_class: u8, _user_writes: u64) -> usize {
         1
-    }
-    fn collected(&mut self, _victim: &SegmentView, _user_writes: u64) {}
-    fn memory_bytes(&self) -> usize {
-        0
-    }
-    fn report(&self) -> Vec<(&'static str, f64)> {
-        Vec::new()
     }
 }

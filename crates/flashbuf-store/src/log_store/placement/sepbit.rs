@@ -149,7 +149,11 @@ impl Placement for SepBit {
             .collect();
         r.push((
             "sepbit_threshold_writes",
-            if self.threshold.is_finite() { self.threshold } else { -1.0 },
+            if self.threshold.is_finite() {
+                self.threshold
+            } else {
+                -1.0
+            },
         ));
         r
     }
@@ -177,7 +181,11 @@ mod tests {
         // First writes: class 1. A rewrite while ℓ is infinite: lifespan < live blocks.
         assert_eq!(s.place_user(7, 0, 50), 1);
         assert_eq!(s.place_user(7, 10, 50), 0);
-        assert_eq!(s.place_user(7, 100, 50), 1, "lifespan 90 >= 50 valid blocks");
+        assert_eq!(
+            s.place_user(7, 100, 50),
+            1,
+            "lifespan 90 >= 50 valid blocks"
+        );
         // Learn ℓ = 20 from 16 class-0 segments each collected 20 writes after opening.
         for i in 0..16 {
             s.collected(&victim(0, i * 10), i * 10 + 20);

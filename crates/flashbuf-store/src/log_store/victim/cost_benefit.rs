@@ -43,12 +43,22 @@ mod tests {
     #[test]
     fn an_old_fuller_segment_beats_a_young_emptier_one() {
         // u = 0.5, age 900: 0.5 * 900 / 1.5 = 300; u = 0.2, age 100: 0.8 * 100 / 1.2 = 66.7.
-        let c = [seg(0, 20, 900.0, 0), seg(1, 50, 100.0, 0), seg(2, 100, 0.0, 0)];
-        let clock = CleanClock { now_ticks: 1000.0, user_writes: 0 };
+        let c = [
+            seg(0, 20, 900.0, 0),
+            seg(1, 50, 100.0, 0),
+            seg(2, 100, 0.0, 0),
+        ];
+        let clock = CleanClock {
+            now_ticks: 1000.0,
+            user_writes: 0,
+        };
         assert!((score(&c[1], 1000.0) - 300.0).abs() < 1e-9);
         assert!((score(&c[0], 1000.0) - 0.8 * 100.0 / 1.2).abs() < 1e-9);
         assert_eq!(score(&c[2], 1000.0), 0.0);
-        assert_eq!(CostBenefit.choose(&c, clock, 2), vec![SegmentId(1), SegmentId(0)]);
+        assert_eq!(
+            CostBenefit.choose(&c, clock, 2),
+            vec![SegmentId(1), SegmentId(0)]
+        );
         // At equal age it is greedy.
         let d = [seg(4, 60, 0.0, 0), seg(5, 40, 0.0, 0)];
         assert_eq!(CostBenefit.choose(&d, clock, 1), vec![SegmentId(5)]);

@@ -28,8 +28,16 @@ mod tests {
 
     #[test]
     fn fewest_live_blocks_first_whatever_their_age() {
-        let c = [seg(0, 50, 0.0, 0), seg(1, 10, 1e9, 9), seg(2, 30, 5.0, 1), seg(3, 10, 0.0, 0)];
-        let clock = CleanClock { now_ticks: 2e9, user_writes: 100 };
+        let c = [
+            seg(0, 50, 0.0, 0),
+            seg(1, 10, 1e9, 9),
+            seg(2, 30, 5.0, 1),
+            seg(3, 10, 0.0, 0),
+        ];
+        let clock = CleanClock {
+            now_ticks: 2e9,
+            user_writes: 100,
+        };
         assert_eq!(
             Greedy.choose(&c, clock, 3),
             vec![SegmentId(1), SegmentId(3), SegmentId(2)]

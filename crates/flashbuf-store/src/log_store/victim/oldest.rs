@@ -30,8 +30,15 @@ mod tests {
 
     #[test]
     fn least_recently_modified_first_even_if_nearly_full() {
-        let c = [seg(0, 5, 300.0, 0), seg(1, 99, 100.0, 0), seg(2, 50, 200.0, 0)];
-        let clock = CleanClock { now_ticks: 1000.0, user_writes: 0 };
+        let c = [
+            seg(0, 5, 300.0, 0),
+            seg(1, 99, 100.0, 0),
+            seg(2, 50, 200.0, 0),
+        ];
+        let clock = CleanClock {
+            now_ticks: 1000.0,
+            user_writes: 0,
+        };
         assert_eq!(
             Oldest.choose(&c, clock, 3),
             vec![SegmentId(1), SegmentId(2), SegmentId(0)]

@@ -47,8 +47,15 @@ mod tests {
     fn age_since_creation_in_writes_weighs_by_its_square_root() {
         // u = 0.5 created at 0: 1 * sqrt(10000) = 100; u = 0.2 created at 9900:
         // 4 * sqrt(100) = 40; u = 0.8 created at 0: 0.25 * 100 = 25.
-        let c = [seg(0, 50, 0.0, 0), seg(1, 20, 0.0, 9_900), seg(2, 80, 0.0, 0)];
-        let clock = CleanClock { now_ticks: 0.0, user_writes: 10_000 };
+        let c = [
+            seg(0, 50, 0.0, 0),
+            seg(1, 20, 0.0, 9_900),
+            seg(2, 80, 0.0, 0),
+        ];
+        let clock = CleanClock {
+            now_ticks: 0.0,
+            user_writes: 10_000,
+        };
         assert!((score(&c[0], 10_000) - 100.0).abs() < 1e-9);
         assert!((score(&c[1], 10_000) - 40.0).abs() < 1e-9);
         assert_eq!(
