@@ -15,6 +15,7 @@
 //! | 64..68 | segments |
 //! | 72..80 | body bytes |
 //! | 80..84 | CRC32C of the body |
+//! | 84..92 | sequence limit: no block gets a sequence at or above it before a newer checkpoint is durable |
 //! | 124..128 | CRC32C of bytes 0..124 |
 //! | 128.. | body: the map (4 bytes per page), then the usage table (48 bytes per segment) |
 //!
@@ -36,8 +37,12 @@ const MAGIC: [u8; 8] = *b"FBLOGCKP";
 pub struct CheckpointHeader {
     /// Generation (slot = generation mod 2).
     pub generation: u64,
-    /// Next log sequence `S` at the time of the checkpoint.
+    /// Next block sequence `S` at the time of the checkpoint.
     pub next_seq: u64,
+    /// Blocks get sequences below this until a newer checkpoint is durable, so a store
+    /// recovered from this checkpoint can start above every sequence ever used, even those
+    /// of blocks it never saw (dropped or left in unread segments).
+    pub seq_limit: u64,
     /// Next segment epoch.
     pub next_epoch: u64,
     /// Time base ticks when written.
@@ -91,6 +96,7 @@ pub fn encode(
     buf[64..68].copy_from_slice(&layout.segments.to_le_bytes());
     buf[72..80].copy_from_slice(&(body.len() as u64).to_le_bytes());
     buf[80..84].copy_from_slice(&crc32c(&body).to_le_bytes());
+    buf[84..92].copy_from_slice(&h.seq_limit.to_le_bytes());
     let hc = crc32c(&buf[..124]);
     buf[124..128].copy_from_slice(&hc.to_le_bytes());
     let at = CHECKPOINT_HEADER_BYTES as usize;
@@ -141,6 +147,7 @@ pub fn decode(buf: &[u8], layout: &Layout, salt: u64) -> Result<Checkpoint, Stri
         header: CheckpointHeader {
             generation: le_u64(buf, 16),
             next_seq: le_u64(buf, 24),
+            seq_limit: le_u64(buf, 84),
             next_epoch: le_u64(buf, 32),
             time_ticks: f64::from_bits(le_u64(buf, 40)),
             user_writes: le_u64(buf, 48),
@@ -165,6 +172,7 @@ mod tests {
         let h = CheckpointHeader {
             generation: 5,
             next_seq: 77,
+            seq_limit: 1077,
             next_epoch: 4,
             time_ticks: 2.5,
             user_writes: 123,

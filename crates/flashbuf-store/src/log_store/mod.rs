@@ -166,6 +166,7 @@ impl<D: Device> LogStore<D> {
             placement,
             rule,
             next_seq: 1,
+            seq_limit: 1,
             next_epoch: 1,
             durable_seq: 1,
             unsynced: false,
@@ -283,6 +284,7 @@ impl<D: Device> LogStore<D> {
         state.usage = UsageTable::from_rows(r.usage);
         state.generation = r.generation;
         state.next_seq = r.next_seq;
+        state.seq_limit = r.next_seq;
         state.next_epoch = r.next_epoch;
         state.durable_seq = r.next_seq;
         state.user_writes = r.user_writes;

@@ -21,8 +21,11 @@
 //!    after the last sync.
 //! 5. Live counts come from the map; segments with none are free, the others sealed.
 //!    Segments recovery closes get a summary written, and if anything was found after the
-//!    checkpoint a new checkpoint is written (after a sync) so that dropped blocks stay
-//!    below every later sequence.
+//!    checkpoint a new checkpoint is written (after a sync). New blocks start at the
+//!    checkpoint's sequence limit: above every block written since, including dropped ones
+//!    and ones in segments recovery did not read, so that none of them can ever pass for a
+//!    newer block (found by `log_store_crash.rs`: a dropped block in a reused segment
+//!    came back after a second crash).
 
 use super::checkpoint::{self, Checkpoint};
 use super::layout::{Layout, SegmentId};
@@ -295,7 +298,13 @@ pub(crate) fn recover<D: Device + ?Sized>(
         map,
         usage,
         generation: h.generation,
-        next_seq: s.max(max_seq + 1),
+        // Above every sequence used since the checkpoint, seen or not: its limit (after a
+        // fallback, the newer checkpoint's limit is at most one window beyond it).
+        next_seq: (max_seq + 1).max(if fell_back {
+            h.seq_limit + super::writer::seq_window(layout)
+        } else {
+            h.seq_limit
+        }),
         next_epoch,
         user_writes: h.user_writes,
         time_ticks: h.time_ticks,

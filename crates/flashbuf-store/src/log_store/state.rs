@@ -113,6 +113,9 @@ pub(crate) struct State {
     pub rule: Box<dyn VictimRule>,
     /// Sequence of the next block.
     pub next_seq: u64,
+    /// No block may get a sequence at or above this before a newer checkpoint (which
+    /// raises it) is durable ([`super::checkpoint::CheckpointHeader::seq_limit`]).
+    pub seq_limit: u64,
     /// Epoch of the next segment filling.
     pub next_epoch: u64,
     /// Every block below this sequence is durable.

@@ -59,6 +59,9 @@ impl State {
         who: Writer,
         damaged: bool,
     ) -> Result<(), StoreError> {
+        if self.next_seq >= self.seq_limit {
+            self.checkpoint(cx)?;
+        }
         let h = self.ensure_segment(cx, h, who)?;
         if self.next_seq > SEQ_MAX {
             return Err(StoreError::Full(format!(
@@ -274,9 +277,11 @@ impl State {
     pub fn checkpoint<D: Device + ?Sized>(&mut self, cx: &Ctx<'_, D>) -> Result<(), StoreError> {
         self.sync_device(cx, false)?;
         let generation = self.generation + 1;
+        let seq_limit = self.next_seq + seq_window(cx.layout);
         let header = CheckpointHeader {
             generation,
             next_seq: self.next_seq,
+            seq_limit,
             next_epoch: self.next_epoch,
             time_ticks: self.now(cx.dev),
             user_writes: self.user_writes,
@@ -287,12 +292,19 @@ impl State {
         self.unsynced = true;
         self.sync_device(cx, true)?;
         self.generation = generation;
+        self.seq_limit = seq_limit;
         self.usage.release_prefree();
         self.sealed_since_checkpoint = 0;
         self.stats.checkpoints += 1;
         self.stats.checkpoint_blocks += u64::from(cx.layout.slot_blocks);
         Ok(())
     }
+}
+
+/// Sequences a checkpoint allows before the next one: twice the store's blocks (other
+/// triggers checkpoint well before that; this one only bounds what recovery must skip).
+pub(crate) fn seq_window(layout: &super::layout::Layout) -> u64 {
+    2 * layout.total_blocks().max(1)
 }
 
 #[cold]
