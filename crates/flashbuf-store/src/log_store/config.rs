@@ -109,6 +109,12 @@ impl CleanerKind {
         }
     }
 
+    /// Whether the cleaner's copies keep their data's age in the segments they go to
+    /// (cost-benefit, as Sprite LFS) rather than taking the time they are written.
+    pub fn copies_keep_age(self) -> bool {
+        self == CleanerKind::CostBenefit
+    }
+
     /// Heads (open segments) the kind writes to.
     pub fn heads(self) -> u32 {
         match self {

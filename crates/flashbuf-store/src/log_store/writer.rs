@@ -21,9 +21,10 @@ use flashbuf_device::{Device, WriteOp};
 pub(crate) enum Writer {
     /// A caller's write.
     User,
-    /// The cleaner's copy of a block out of a segment last modified at this time (ticks):
-    /// the copy keeps the data's age, so a segment of copies is as old as its youngest
-    /// data (Sprite LFS §3.6).
+    /// The cleaner's copy of a block out of a segment last modified at this time (ticks).
+    /// Under cost-benefit the copy keeps the data's age, so a segment of copies is as old
+    /// as its youngest data (Sprite LFS §3.6); otherwise a segment's time is when it was
+    /// written (NILFS2's `su_lastmod`).
     Cleaner(f64),
 }
 
@@ -94,9 +95,14 @@ impl State {
             crc,
         });
         let modified = match who {
-            Writer::User => self.now(cx.dev),
-            Writer::Cleaner(t) if off == 0 => t,
-            Writer::Cleaner(t) => t.max(self.usage.get(seg).modified_ticks),
+            Writer::Cleaner(t) if cx.cfg.cleaner.kind.copies_keep_age() => {
+                if off == 0 {
+                    t
+                } else {
+                    t.max(self.usage.get(seg).modified_ticks)
+                }
+            }
+            _ => self.now(cx.dev),
         };
         let row = self.usage.get_mut(seg);
         row.written = off + 1;
