@@ -329,7 +329,12 @@ fn other_formats_are_refused_with_the_difference_named() {
 #[ignore]
 fn recovery_time_on_a_large_store() {
     use flashbuf_device::SimDevice;
-    let env = |k: &str, d: u64| std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d);
+    let env = |k: &str, d: u64| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d)
+    };
     let gb = env("FLASHBUF_LOG_RECOVERY_GB", 1);
     let segments = env("FLASHBUF_LOG_RECOVERY_SEGMENTS", 8);
     let ps = 8192;
@@ -348,10 +353,16 @@ fn recovery_time_on_a_large_store() {
     for i in 0..writes {
         let pid = (i * 7919) % pages;
         flashbuf_core::page::seal(&mut p, PageId(pid), 1);
-        store.write_page(PageId(pid), &p, &DirtyRanges::full(ps)).unwrap();
+        store
+            .write_page(PageId(pid), &p, &DirtyRanges::full(ps))
+            .unwrap();
     }
     store.sync().unwrap();
-    assert_eq!(store.log_stats().checkpoints, 0, "no checkpoint since the one populate wrote");
+    assert_eq!(
+        store.log_stats().checkpoints,
+        0,
+        "no checkpoint since the one populate wrote"
+    );
     drop(store);
     let s = LogStore::open(dev, cfg).unwrap();
     let rep = s.recovery_report().unwrap();

@@ -51,7 +51,10 @@ fn threads_writing_their_own_pages_always_read_their_last_write() {
                         let r = store.read_page(q, &mut buf).unwrap();
                         match last[j as usize] {
                             0 => assert_eq!(r, ReadOutcome::Unwritten),
-                            want => assert!(matches_fill(&buf[32..], q, want, 9), "{q} is not write {want}"),
+                            want => assert!(
+                                matches_fill(&buf[32..], q, want, 9),
+                                "{q} is not write {want}"
+                            ),
                         }
                         if i % 97 == 0 {
                             store.sync().unwrap();
@@ -64,7 +67,11 @@ fn threads_writing_their_own_pages_always_read_their_last_write() {
         let lasts: Vec<Vec<u64>> = handles.into_iter().map(|h| h.join().unwrap()).collect();
         store.sync().unwrap();
         store.check_invariants().unwrap();
-        assert!(store.log_stats().segments_cleaned > 0, "{:?}", store.log_stats());
+        assert!(
+            store.log_stats().segments_cleaned > 0,
+            "{:?}",
+            store.log_stats()
+        );
         let store = Arc::try_unwrap(store).unwrap();
         let store = LogStore::open(store.into_device(), cfg).unwrap();
         let mut buf = vec![0u8; PS];

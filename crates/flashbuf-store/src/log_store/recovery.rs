@@ -187,6 +187,16 @@ fn walk<D: Device + ?Sized>(
     Ok(Some(out))
 }
 
+/// Who the checkpoint says lives in each block of the segments open then (block address
+/// to page), for naming damaged blocks recovery reads there.
+fn open_block_owners(map: &L2pMap, usage: &[SegmentUsage], layout: &Layout) -> HashMap<u32, u64> {
+    let open = |s: SegmentId| usage[s.0 as usize].state == SegState::Open;
+    map.iter()
+        .filter(|(_, a)| open(layout.split(*a).0))
+        .map(|(p, a)| (a.0, p))
+        .collect()
+}
+
 /// A block to apply: sequence, segment, offset, stamp, damaged.
 type Found = (u64, SegmentId, u32, Stamp, bool);
 
@@ -202,15 +212,7 @@ pub(crate) fn recover<D: Device + ?Sized>(
     let s = h.next_seq;
     let mut map = ckpt.map;
     let mut usage = ckpt.usage;
-    // Who the checkpoint says lives in the blocks of open segments (for damaged ones).
-    let open: Vec<u32> = (0..layout.segments)
-        .filter(|&i| usage[i as usize].state == SegState::Open)
-        .collect();
-    let owner: HashMap<u32, u64> = map
-        .iter()
-        .filter(|(_, a)| open.contains(&layout.split(*a).0 .0))
-        .map(|(p, a)| (a.0, p))
-        .collect();
+    let owner = open_block_owners(&map, &usage, layout);
     let mut buf = AlignedBuf::zeroed(layout.page_size, 4096);
     let mut scans = Vec::new();
     for seg in (0..layout.segments).map(SegmentId) {
@@ -260,25 +262,7 @@ pub(crate) fn recover<D: Device + ?Sized>(
         fell_back,
         &mut report,
     )?;
-    let mut applied: HashMap<SegmentId, Vec<(u32, Entry)>> = HashMap::new();
-    let mut expected = s;
-    for (i, &(seq, seg, off, st, damaged)) in found.iter().enumerate() {
-        if seq > expected.max(promise) {
-            report.blocks_cut = (found.len() - i) as u64;
-            break;
-        }
-        map.set(st.pid, layout.addr(seg, off));
-        let e = Entry {
-            pid: st.pid,
-            version: st.version,
-            seq,
-            crc: st.crc,
-        };
-        applied.entry(seg).or_default().push((off, e));
-        report.blocks_rolled_forward += 1;
-        report.damaged_blocks += u64::from(damaged);
-        expected = seq + 1;
-    }
+    let applied = roll_forward(&found, s, promise, &mut map, layout, &mut report);
     let mut next_epoch = h.next_epoch;
     let to_seal = close_segments(
         &scans,
@@ -311,6 +295,38 @@ pub(crate) fn recover<D: Device + ?Sized>(
         to_seal,
         report,
     })
+}
+
+/// Applies `found` in sequence order until the first missing sequence at or above
+/// `promise` (the torn tail is cut there); returns the blocks applied per segment.
+fn roll_forward(
+    found: &[Found],
+    s: u64,
+    promise: u64,
+    map: &mut L2pMap,
+    layout: &Layout,
+    report: &mut RecoveryReport,
+) -> HashMap<SegmentId, Vec<(u32, Entry)>> {
+    let mut applied: HashMap<SegmentId, Vec<(u32, Entry)>> = HashMap::new();
+    let mut expected = s;
+    for (i, &(seq, seg, off, st, damaged)) in found.iter().enumerate() {
+        if seq > expected.max(promise) {
+            report.blocks_cut = (found.len() - i) as u64;
+            break;
+        }
+        map.set(st.pid, layout.addr(seg, off));
+        let e = Entry {
+            pid: st.pid,
+            version: st.version,
+            seq,
+            crc: st.crc,
+        };
+        applied.entry(seg).or_default().push((off, e));
+        report.blocks_rolled_forward += 1;
+        report.damaged_blocks += u64::from(damaged);
+        expected = seq + 1;
+    }
+    applied
 }
 
 /// Promised sequences without a valid block: claimed by a readable damaged block in the
