@@ -32,7 +32,7 @@ fn config(
             ..CleanerConfig::default()
         },
         time_base: time,
-        checkpoint_segments: 4,
+        checkpoint_segments: Some(4),
         salt: Some(3),
         ..LogStoreConfig::with_page_size(ps)
     }

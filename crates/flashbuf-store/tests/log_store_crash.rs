@@ -30,7 +30,7 @@ fn tiny(ps: usize, kind: CleanerKind) -> LogStoreConfig {
             background: true,
         },
         time_base: TimeBase::Writes,
-        checkpoint_segments: 3,
+        checkpoint_segments: Some(3),
         salt: Some(0xc7a5),
         ..LogStoreConfig::with_page_size(ps)
     }

@@ -31,7 +31,7 @@ fn config(kind: CleanerKind, segments: u64, pages: u64) -> LogStoreConfig {
             background: true,
         },
         time_base: TimeBase::Writes,
-        checkpoint_segments: 3,
+        checkpoint_segments: Some(3),
         salt: Some(7),
         ..LogStoreConfig::with_page_size(PS)
     }

@@ -26,7 +26,7 @@ fn config_of(segments: u64) -> LogStoreConfig {
         logical_pages: Some(400),
         align_bytes: PS as u64,
         time_base: TimeBase::Writes,
-        checkpoint_segments: 1000,
+        checkpoint_segments: Some(1000),
         salt: Some(11),
         ..LogStoreConfig::with_page_size(PS)
     };
@@ -342,7 +342,7 @@ fn recovery_time_on_a_large_store() {
     dev.precondition();
     let cfg = LogStoreConfig {
         time_base: TimeBase::Device,
-        checkpoint_segments: 100_000,
+        checkpoint_segments: Some(100_000),
         ..LogStoreConfig::with_page_size(ps)
     };
     let store = LogStore::create(dev.clone(), cfg.clone()).unwrap();

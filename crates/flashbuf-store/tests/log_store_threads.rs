@@ -24,7 +24,7 @@ fn threads_writing_their_own_pages_always_read_their_last_write() {
             logical_pages: Some(THREADS * PAGES_EACH),
             align_bytes: PS as u64,
             time_base: TimeBase::Writes,
-            checkpoint_segments: 4,
+            checkpoint_segments: Some(4),
             salt: Some(1),
             ..LogStoreConfig::with_page_size(PS)
         };

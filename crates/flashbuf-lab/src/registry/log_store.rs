@@ -28,7 +28,8 @@ pub const LOG_STORE_OPTIONS: &[&str] = &[
 
 /// The configuration `spec` names for a store on `device`:
 /// - `segment` (8 MiB), `cleaner` (greedy), `nspc` (2), `background` (true),
-///   `checkpoint` (segments between checkpoints, 8), `align` (4 MiB);
+///   `checkpoint` (segments between checkpoints; default 8, or more when the map is large),
+///   `align` (4 MiB);
 /// - `ci` and `pp` in seconds (5 and 1, the paper's Table 3 setting) — in caller page
 ///   writes with `clock=writes`;
 /// - `min_free`/`max_free` in segments (default 10% / 20% of them);
@@ -93,7 +94,11 @@ pub fn log_store_config(
             background: spec.get("background", true)?,
         },
         time_base,
-        checkpoint_segments: spec.get("checkpoint", base.checkpoint_segments)?,
+        checkpoint_segments: spec
+            .opts
+            .get("checkpoint")
+            .map(|_| spec.get("checkpoint", 0u32))
+            .transpose()?,
         ..base
     })
 }

@@ -125,6 +125,9 @@ impl CleanerKind {
     }
 }
 
+/// Segments between periodic checkpoints unless a checkpoint costs more than 2% of them.
+pub const DEFAULT_CHECKPOINT_SEGMENTS: u32 = 8;
+
 /// Segments kept free for the cleaner ([`LogStoreConfig::reserve_segments`]).
 pub const RESERVE_SEGMENTS: u32 = 2;
 
@@ -193,8 +196,10 @@ pub struct LogStoreConfig {
     pub time_base: TimeBase,
     /// A checkpoint is written after this many segments were filled since the last one
     /// (bounding the roll-forward at recovery); checkpoints are also written when the
-    /// cleaner needs the segments it emptied.
-    pub checkpoint_segments: u32,
+    /// cleaner needs the segments it emptied. `None`: 8, or more if a checkpoint (which
+    /// rewrites the whole map) would cost over 2% of the blocks written in between
+    /// ([`LogStoreConfig::checkpoint_interval`]).
+    pub checkpoint_segments: Option<u32>,
     /// Generation salt (tests pin it); `None` picks a fresh one when formatting.
     pub salt: Option<u64>,
 }
@@ -209,7 +214,7 @@ impl Default for LogStoreConfig {
             align_bytes: 4 << 20,
             cleaner: CleanerConfig::default(),
             time_base: TimeBase::Device,
-            checkpoint_segments: 8,
+            checkpoint_segments: None,
             salt: None,
         }
     }
@@ -262,7 +267,7 @@ impl LogStoreConfig {
                 c.cleaning_interval_ticks, c.protection_period_ticks
             ));
         }
-        if c.segments_per_clean == 0 || self.checkpoint_segments == 0 {
+        if c.segments_per_clean == 0 || self.checkpoint_segments == Some(0) {
             return bad("segments per clean and checkpoint interval must be at least 1".into());
         }
         if let (Some(lo), Some(hi)) = (c.min_free_segments, c.max_free_segments) {
@@ -285,6 +290,15 @@ impl LogStoreConfig {
     /// victim, whose live blocks fit in one segment).
     pub fn reserve_segments(&self) -> u32 {
         RESERVE_SEGMENTS
+    }
+
+    /// Segments filled between periodic checkpoints: `checkpoint_segments`, or by default
+    /// 8 or enough that a checkpoint costs at most 2% of the blocks written in between.
+    pub fn checkpoint_interval(&self, layout: &Layout) -> u32 {
+        self.checkpoint_segments.unwrap_or_else(|| {
+            let d = data_blocks_per_segment(layout.segment_blocks, self.page_size).max(1);
+            DEFAULT_CHECKPOINT_SEGMENTS.max((50 * layout.slot_blocks).div_ceil(d))
+        })
     }
 
     /// Segments that never hold live data in the worst case: the reserve and one open

@@ -266,12 +266,12 @@ impl State {
         self.checkpoint_if_due(cx)
     }
 
-    /// A checkpoint if `checkpoint_segments` segments were filled since the last one.
+    /// A checkpoint if the checkpoint interval's segments were filled since the last one.
     pub fn checkpoint_if_due<D: Device + ?Sized>(
         &mut self,
         cx: &Ctx<'_, D>,
     ) -> Result<(), StoreError> {
-        if self.sealed_since_checkpoint >= cx.cfg.checkpoint_segments {
+        if self.sealed_since_checkpoint >= cx.cfg.checkpoint_interval(cx.layout) {
             self.checkpoint(cx)?;
         }
         Ok(())

@@ -161,7 +161,7 @@ pub fn log_store_config(page_size: usize) -> LogStoreConfig {
             background: true,
         },
         time_base: TimeBase::Writes,
-        checkpoint_segments: 2,
+        checkpoint_segments: Some(2),
         salt: Some(0x106_5701e),
         ..LogStoreConfig::with_page_size(page_size)
     }
