@@ -1,6 +1,6 @@
 //! `flashbuf bench`: replay speed of one configuration, repeated.
 
-use crate::common::{exit_for, print, replay_config, run_options, ReplayArgs};
+use crate::common::{exit_for, print, replay_config, ReplayArgs};
 use clap::Args;
 use flashbuf_lab::{BufferSize, LabError};
 use std::process::ExitCode;
@@ -27,10 +27,9 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, LabError> {
         )?),
         BufferSize::Pages(_) => None,
     };
-    let opts = run_options(&a.replay.common)?;
     let mut runs = Vec::new();
     for i in 0..a.runs.max(1) {
-        let r = flashbuf_lab::run_with(&cfg, scan.as_ref(), &opts)?;
+        let r = flashbuf_lab::run(&cfg, scan.as_ref())?;
         if !a.replay.common.json {
             eprintln!(
                 "run {}: {:.2} M refs/s ({:.3} s wall, {:.3} s CPU)",

@@ -9,14 +9,15 @@ use crate::common::print;
 use clap::Args;
 use flashbuf_lab::torture::real::{check, CheckConfig};
 use flashbuf_lab::LabError;
-use flashbuf_store::testing::store_by_name;
+use flashbuf_testkit::CrashStore;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Arguments of `flashbuf check`.
 #[derive(Args)]
 pub struct CheckArgs {
-    /// Store name.
+    /// The store, as the store table names it (`direct`, `stable-buffer:recognition=ondemand`):
+    /// the spec the torture run used.
     #[arg(long, default_value = "direct")]
     pub store: String,
     /// Directory holding the store (and the torture journal, if any).
@@ -38,7 +39,7 @@ pub struct CheckArgs {
 
 /// Runs `flashbuf check`.
 pub fn run(a: CheckArgs) -> Result<ExitCode, LabError> {
-    let store = store_by_name(&a.store).map_err(LabError::Usage)?;
+    let store = CrashStore::from_spec(&a.store)?;
     let cfg = CheckConfig {
         store,
         dir: a.path.clone(),

@@ -1,13 +1,22 @@
 //! `flashbuf replay`: one trace through one policy × store × device.
 
-use crate::common::{exit_for, print, replay_config, run_options, ReplayArgs};
+use crate::common::{exit_for, print, replay_config, ReplayArgs};
 use flashbuf_lab::result::{json, table};
 use flashbuf_lab::LabError;
 use std::process::ExitCode;
 
 pub fn run(a: ReplayArgs) -> Result<ExitCode, LabError> {
     let cfg = replay_config(&a)?;
-    let r = flashbuf_lab::run_with(&cfg, None, &run_options(&a.common)?)?;
+    let r = flashbuf_lab::run(&cfg, None)?;
+    if let Some(n) = a
+        .buffer_pages
+        .filter(|&n| r.buffer_pages > 0 && r.buffer_pages < n)
+    {
+        eprintln!(
+            "replay: --buffer-pages {n} capped at {} (the trace's distinct pages: the run can use no more)",
+            r.buffer_pages
+        );
+    }
     let runs = vec![r];
     if a.common.json {
         print(&json(&runs))?;

@@ -11,7 +11,7 @@ use clap::Args;
 use flashbuf_lab::torture::real::{torture, TortureConfig};
 use flashbuf_lab::torture::{torture_sim, SimTortureConfig, StoreTorture, Via};
 use flashbuf_lab::LabError;
-use flashbuf_store::testing::store_by_name;
+use flashbuf_testkit::CrashStore;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -25,7 +25,10 @@ pub struct TortureArgs {
     /// Crash points to reach per store (`--sim`).
     #[arg(long, default_value_t = 10_000)]
     pub crash_points: u64,
-    /// Store name (default: every store with `--sim`, `direct` on files).
+    /// The store, as the store table names it (`direct`, `stable-buffer:recognition=ondemand`;
+    /// default `direct`). With `--sim`: default every store's crash variants; a bare name
+    /// runs that store's variants, a variant's label that one, and options are laid over
+    /// each variant's small sizes (give sizes as `slots=`, `grow_pages=`).
     #[arg(long)]
     pub store: Option<String>,
     /// Directory holding the store and its journal (files mode; resumed if it holds a run).
@@ -40,14 +43,16 @@ pub struct TortureArgs {
     /// Stop after this many rounds (files mode).
     #[arg(long)]
     pub rounds: Option<u64>,
-    /// Page size of a new store (files mode).
-    #[arg(long, default_value_t = 4096)]
-    pub page_size: usize,
-    /// Pages of a new store (files mode).
-    #[arg(long, default_value_t = 256)]
-    pub pages: u64,
+    /// Page size of a new store (files mode; default 4096). Resuming a run with another
+    /// page size is refused.
+    #[arg(long)]
+    pub page_size: Option<usize>,
+    /// Pages of a new store (files mode; default 256, at most 1048576). Resuming a run with
+    /// another page count is refused.
+    #[arg(long)]
+    pub pages: Option<u64>,
     /// Frames of the buffer pool the writes go through; 0 writes straight to the store
-    /// (files mode).
+    /// (files mode). Capped at the run's pages; refused if the machine cannot hold it.
     #[arg(long, default_value_t = 16)]
     pub pool_frames: usize,
     /// Most pages written per round (files mode).
@@ -69,8 +74,15 @@ fn sim_table(runs: &[StoreTorture], cfg: &SimTortureConfig) -> String {
         "torture --sim: seed {}, {} crash points per store, {} crash images per point\n",
         cfg.seed, cfg.crash_points, cfg.fanout
     );
+    // Stores given with options have long names: the column fits the longest.
+    let w = runs
+        .iter()
+        .map(|r| r.store.len())
+        .max()
+        .unwrap_or(0)
+        .max(16);
     s.push_str(&format!(
-        "{:<16} {:>9} {:>6} {:>8} {:>12} {:>12} {:>9} {:>7} {:>7} {:>6} {:>8} {:>8}\n",
+        "{:<w$} {:>9} {:>6} {:>8} {:>12} {:>12} {:>9} {:>7} {:>7} {:>6} {:>8} {:>8}\n",
         "store",
         "scenarios",
         "pool",
@@ -87,7 +99,7 @@ fn sim_table(runs: &[StoreTorture], cfg: &SimTortureConfig) -> String {
     for r in runs {
         let p = &r.report;
         s.push_str(&format!(
-            "{:<16} {:>9} {:>6} {:>8} {:>12} {:>12} {:>9} {:>7} {:>7} {:>6} {:>8} {:>8.1}\n",
+            "{:<w$} {:>9} {:>6} {:>8} {:>12} {:>12} {:>9} {:>7} {:>7} {:>6} {:>8} {:>8.1}\n",
             r.store,
             p.scenarios,
             r.pool_scenarios,
@@ -156,17 +168,17 @@ fn run_files(a: &TortureArgs) -> Result<ExitCode, LabError> {
             "give --path DIR (a real-process torture), or --sim".into(),
         ));
     };
-    let store = store_by_name(a.store.as_deref().unwrap_or("direct")).map_err(LabError::Usage)?;
-    if a.pages == 0 {
-        return Err(LabError::Usage("--pages must be at least 1".into()));
-    }
+    let store = CrashStore::from_spec(a.store.as_deref().unwrap_or("direct"))?;
     let duration = match a.seconds {
-        Some(s) if s.is_finite() && s >= 0.0 => Some(Duration::from_secs_f64(s)),
-        Some(s) => return Err(LabError::Usage(format!("--seconds {s} is not a duration"))),
+        Some(s) => Some(Duration::try_from_secs_f64(s).map_err(|_| {
+            LabError::Usage(format!(
+                "--seconds {s:e} is not a duration this run can wait (0 to about 1.8e19 seconds)"
+            ))
+        })?),
         None => None,
     };
     let cfg = TortureConfig {
-        store,
+        store: store.clone(),
         dir: dir.clone(),
         seed: a.seed,
         duration,
@@ -190,6 +202,11 @@ fn run_files(a: &TortureArgs) -> Result<ExitCode, LabError> {
         store.name,
         dir.display()
     );
+    if a.max_pages_per_round == 0 {
+        return Err(LabError::Usage(
+            "--max-pages-per-round must be at least 1".into(),
+        ));
+    }
     let r = match torture(&cfg, &mut |_| {}) {
         Ok(r) => r,
         Err(LabError::Invariant(m)) => {
@@ -198,6 +215,12 @@ fn run_files(a: &TortureArgs) -> Result<ExitCode, LabError> {
         }
         Err(e) => return Err(e),
     };
+    if r.pool_frames < a.pool_frames {
+        eprintln!(
+            "torture: --pool-frames {} capped at {} (the run writes only that many pages)",
+            a.pool_frames, r.pool_frames
+        );
+    }
     if a.json {
         let doc = serde_json::json!({
             "mode": "files",
@@ -207,6 +230,7 @@ fn run_files(a: &TortureArgs) -> Result<ExitCode, LabError> {
             "pages_written": r.pages_written,
             "first_round": r.first_round,
             "resumed": r.resumed,
+            "pool_frames": r.pool_frames,
         });
         print(&format!("{doc}\n"))?;
     } else {

@@ -15,7 +15,7 @@ pub struct CommonArgs {
     /// Trace file (.zst/.gz accepted). Default: the bundled sample under testdata/.
     #[arg(long)]
     pub trace: Option<PathBuf>,
-    /// Trace format: auto, pagetrace, msr, spc, lcs-csv, disksim, arc.
+    /// Trace format: auto, pagetrace, msr, spc, lcs-csv, disksim, arc, oracle-general, blkparse, blkparse-d, pagebin.
     #[arg(long, default_value = "auto")]
     pub format: String,
     /// Page size in bytes.
@@ -60,32 +60,6 @@ pub struct CommonArgs {
     pub presize: bool,
 }
 
-/// The run options (dynamics, bounds) of the common arguments.
-pub fn run_options(c: &CommonArgs) -> Result<flashbuf_lab::RunOptions, LabError> {
-    use flashbuf_workload::dynamics::{parse_asymmetry, parse_ratio, Dynamics, WorkloadTransform};
-    let workload = match (&c.workload, &c.write_ratio) {
-        (Some(w), _) => Some(WorkloadTransform::parse(w)?),
-        (None, Some(x)) => Some(WorkloadTransform::Ratio(parse_ratio(x)?)),
-        (None, None) => None,
-    };
-    if c.epoch == 0 {
-        return Err(LabError::Usage("--epoch must be at least 1".into()));
-    }
-    Ok(flashbuf_lab::RunOptions {
-        dynamics: Dynamics {
-            workload,
-            asymmetry: c.asymmetry.as_deref().map(parse_asymmetry).transpose()?,
-            epoch_refs: c.epoch,
-        },
-        bounds: c
-            .bounds
-            .as_deref()
-            .map(flashbuf_lab::bounds::BoundsCost::parse)
-            .transpose()?,
-        presize: c.presize,
-    })
-}
-
 #[derive(Args)]
 pub struct ReplayArgs {
     #[command(flatten)]
@@ -125,20 +99,40 @@ pub fn parse_format(s: &str) -> Result<Option<Format>, LabError> {
         .map_err(|e| LabError::Usage(e.to_string()))
 }
 
+/// The run configuration of the common arguments: trace, page size, seed, checks, and
+/// the run options (dynamics, bounds, pre-sizing); LRU / direct / memory until the command
+/// names its own.
 pub fn base_config(c: &CommonArgs, buffer: BufferSize) -> Result<RunConfig, LabError> {
+    use flashbuf_lab::dynamics::{parse_asymmetry, parse_ratio, Dynamics, WorkloadTransform};
+    let workload = match (&c.workload, &c.write_ratio) {
+        (Some(w), _) => Some(WorkloadTransform::parse(w)?),
+        (None, Some(x)) => Some(WorkloadTransform::Ratio(parse_ratio(x)?)),
+        (None, None) => None,
+    };
+    if c.epoch == 0 {
+        return Err(LabError::Usage("--epoch must be at least 1".into()));
+    }
     Ok(RunConfig {
         trace: c.trace.clone().unwrap_or_else(default_trace),
         format: parse_format(&c.format)?,
-        policy: flashbuf_lab::spec::parse("lru")?,
-        store: flashbuf_lab::spec::parse("direct")?,
-        device: flashbuf_lab::spec::parse("memory")?,
         buffer,
         page_size: c.page_size,
         seed: c.seed,
         paranoid: c.paranoid,
         progress: !c.quiet && std::io::stderr().is_terminal() && std::io::stdout().is_terminal(),
         limit_refs: c.limit,
-        facts: None,
+        dynamics: Dynamics {
+            workload,
+            asymmetry: c.asymmetry.as_deref().map(parse_asymmetry).transpose()?,
+            epoch_refs: c.epoch,
+        },
+        bounds: c
+            .bounds
+            .as_deref()
+            .map(flashbuf_lab::bounds::BoundsCost::parse)
+            .transpose()?,
+        presize: c.presize,
+        ..RunConfig::default()
     })
 }
 

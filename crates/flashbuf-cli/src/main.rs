@@ -4,6 +4,7 @@ mod cmd_bench;
 mod cmd_check;
 mod cmd_compare;
 mod cmd_convert;
+mod cmd_mrc;
 mod cmd_profile;
 mod cmd_replay;
 mod cmd_reproduce;
@@ -36,6 +37,9 @@ enum Command {
     Bench(cmd_bench::BenchArgs),
     /// Convert a trace to the page-reference CSV (`op,page`), plain or .zst.
     Convert(cmd_convert::ConvertArgs),
+    /// LRU's miss and write-back curves (and the I/O cost curve) for every buffer size in
+    /// one pass; SHARDS sampling with --sample.
+    Mrc(cmd_mrc::MrcArgs),
     /// uFLIP-style device profile of a simulated device or a real file.
     Profile(cmd_profile::ProfileArgs),
     /// Reproduce a paper's experiments on the simulated counterpart devices.
@@ -54,6 +58,7 @@ fn main() -> ExitCode {
         Command::Compare(a) => cmd_compare::run(a),
         Command::Bench(a) => cmd_bench::run(a),
         Command::Convert(a) => cmd_convert::run(a),
+        Command::Mrc(a) => cmd_mrc::run(a),
         Command::Profile(a) => cmd_profile::run(a),
         Command::Reproduce(a) => cmd_reproduce::run(a),
         Command::Torture(a) => cmd_torture::run(a),

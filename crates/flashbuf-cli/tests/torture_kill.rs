@@ -52,9 +52,10 @@ fn check(store: &str, dir: &Path, ctx: &str) -> serde_json::Value {
 
 #[test]
 fn sigkill_at_random_moments_never_loses_an_acknowledged_page() {
-    // Every store the shared crash harness knows (`flashbuf_store::testing::STORES`).
-    for f in flashbuf_store::testing::STORES {
-        kill_loop(f.name);
+    // Every crash variant of every store in the table (`flashbuf_store::STORES`), by the
+    // spec that builds it (`direct:grow_pages=8`, ...).
+    for f in flashbuf_testkit::CrashStore::variants().unwrap() {
+        kill_loop(&f.spec);
     }
 }
 

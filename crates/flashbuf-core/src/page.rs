@@ -75,6 +75,15 @@ pub enum PageCheckError {
         /// The format found.
         found: u16,
     },
+    /// A valid copy of the page, but older than the version a completed sync promised
+    /// (the promised copy was lost: a store that records its promises reports this).
+    #[error("holds version {found}, older than version {promised} a completed sync promised (the promised copy is lost)")]
+    Stale {
+        /// The version found.
+        found: u64,
+        /// The version promised.
+        promised: u64,
+    },
     /// The buffer is not a valid page size.
     #[error("page buffer of {len} bytes is not a supported page size")]
     Size {

@@ -99,27 +99,13 @@ impl<D: Device> Device for CostDevice<D> {
         Ok(())
     }
 
-    fn len(&self) -> u64 {
-        self.inner.len()
-    }
-
-    fn set_len(&self, len: u64) -> Result<(), DeviceError> {
-        self.inner.set_len(len)
-    }
-
-    fn max_len(&self) -> Option<u64> {
-        self.inner.max_len()
-    }
+    crate::forward_device!(inner => len, set_len, max_len, alignment);
 
     fn stats(&self) -> DeviceStats {
         DeviceStats {
             device_time_us: self.clock_us(),
             ..self.inner.stats()
         }
-    }
-
-    fn alignment(&self) -> usize {
-        self.inner.alignment()
     }
 
     fn describe(&self) -> String {

@@ -1,7 +1,6 @@
 //! A wrapper that counts the requests passing through it.
 
 use crate::{Device, DeviceError, WriteOp};
-use flashbuf_core::DeviceStats;
 use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -145,29 +144,7 @@ impl<D: Device> Device for CountingDevice<D> {
         Ok(())
     }
 
-    fn len(&self) -> u64 {
-        self.inner.len()
-    }
-
-    fn set_len(&self, len: u64) -> Result<(), DeviceError> {
-        self.inner.set_len(len)
-    }
-
-    fn max_len(&self) -> Option<u64> {
-        self.inner.max_len()
-    }
-
-    fn stats(&self) -> DeviceStats {
-        self.inner.stats()
-    }
-
-    fn alignment(&self) -> usize {
-        self.inner.alignment()
-    }
-
-    fn describe(&self) -> String {
-        self.inner.describe()
-    }
+    crate::forward_device!(inner => len, set_len, max_len, stats, alignment, describe);
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ pub struct FileDeviceOptions {
     /// Create the file if it does not exist.
     pub create: bool,
     /// Bypass the page cache with `O_DIRECT` (Linux). Offsets and lengths must then be
-    /// multiples of [`DIRECT_ALIGN`]; unaligned buffer *addresses* are bounced through an
+    /// multiples of 4096 bytes (`DIRECT_ALIGN`); unaligned buffer *addresses* are bounced through an
     /// aligned copy.
     pub direct: bool,
     /// Take an exclusive advisory lock (`flock`) and refuse to open if it is held.

@@ -5,10 +5,13 @@
 //! - Implementations: [`FileDevice`] (pread/pwrite, optional `O_DIRECT`, fsync, exclusive
 //!   file lock) and [`MemDevice`].
 //! - Wrappers (decorators over any device): [`CountingDevice`] (counts requests by kind) and
-//!   [`CostDevice`] (fixed per-read and per-write latency on a virtual clock).
+//!   [`CostDevice`] (fixed per-read and per-write latency on a virtual clock). A wrapper
+//!   writes only the methods it changes and forwards the rest with [`forward_device!`].
 //! - [`sim`]: simulated flash (NAND array, page-mapped / BAST / FAST FTLs) and disk devices
 //!   on a virtual clock, with the papers' devices as named profiles ([`SimDevice`]).
 //! - [`profile`]: a uFLIP-style profiler that measures any device ([`run_profile`]).
+//! - [`registry`]: the device table ([`registry::DEVICES`]): every device the lab names,
+//!   with typed options, an I/O-free `parse` and a `build` for a run.
 //!
 //! Devices are `Send + Sync`; every method takes `&self` so several threads can do I/O at
 //! once. No device keeps global state or reads the wall clock, except that a real file
@@ -20,8 +23,10 @@ mod counting;
 mod error;
 pub mod fault;
 mod file;
+mod forward;
 mod memory;
 pub mod profile;
+pub mod registry;
 pub mod sim;
 
 pub use cost::{CostDevice, LatencyModel};
@@ -32,7 +37,7 @@ pub use memory::{MemDevice, MEM_DEVICE_MAX_BYTES};
 pub use profile::{run_profile, DeviceProfile, ProfileOptions};
 pub use sim::{sim_profile_names, SimDevice, SimProfile};
 
-use flashbuf_core::DeviceStats;
+pub use flashbuf_core::DeviceStats;
 use std::sync::Arc;
 
 /// One write of a batch: `data` goes to byte `offset`.
@@ -98,69 +103,13 @@ pub trait Device: Send + Sync {
 }
 
 impl<D: Device + ?Sized> Device for Arc<D> {
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
-        (**self).read_at(offset, buf)
-    }
-    fn write_at(&self, offset: u64, buf: &[u8]) -> Result<(), DeviceError> {
-        (**self).write_at(offset, buf)
-    }
-    fn write_batch(&self, ops: &[WriteOp<'_>]) -> Result<(), DeviceError> {
-        (**self).write_batch(ops)
-    }
-    fn sync(&self) -> Result<(), DeviceError> {
-        (**self).sync()
-    }
-    fn len(&self) -> u64 {
-        (**self).len()
-    }
-    fn set_len(&self, len: u64) -> Result<(), DeviceError> {
-        (**self).set_len(len)
-    }
-    fn max_len(&self) -> Option<u64> {
-        (**self).max_len()
-    }
-    fn stats(&self) -> DeviceStats {
-        (**self).stats()
-    }
-    fn alignment(&self) -> usize {
-        (**self).alignment()
-    }
-    fn describe(&self) -> String {
-        (**self).describe()
-    }
+    forward_device!(deref => read_at, write_at, write_batch, sync, len, set_len, max_len, stats,
+                    alignment, describe);
 }
 
 impl<D: Device + ?Sized> Device for Box<D> {
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
-        (**self).read_at(offset, buf)
-    }
-    fn write_at(&self, offset: u64, buf: &[u8]) -> Result<(), DeviceError> {
-        (**self).write_at(offset, buf)
-    }
-    fn write_batch(&self, ops: &[WriteOp<'_>]) -> Result<(), DeviceError> {
-        (**self).write_batch(ops)
-    }
-    fn sync(&self) -> Result<(), DeviceError> {
-        (**self).sync()
-    }
-    fn len(&self) -> u64 {
-        (**self).len()
-    }
-    fn set_len(&self, len: u64) -> Result<(), DeviceError> {
-        (**self).set_len(len)
-    }
-    fn max_len(&self) -> Option<u64> {
-        (**self).max_len()
-    }
-    fn stats(&self) -> DeviceStats {
-        (**self).stats()
-    }
-    fn alignment(&self) -> usize {
-        (**self).alignment()
-    }
-    fn describe(&self) -> String {
-        (**self).describe()
-    }
+    forward_device!(deref => read_at, write_at, write_batch, sync, len, set_len, max_len, stats,
+                    alignment, describe);
 }
 
 /// Checks that `offset..offset+len` lies within `dev_len`.

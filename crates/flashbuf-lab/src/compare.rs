@@ -1,7 +1,11 @@
 //! A matrix of runs: every policy × store × device × buffer size on one trace.
 
-use crate::registry::{device_facts, BuildContext, DeviceFacts};
-use crate::replay::{run_with, BufferSize, RunConfig, RunOptions};
+use crate::config::{BufferSize, RunConfig};
+use crate::registry::{
+    device_facts, device_needs_capacity, validate_devices, validate_policy, validate_store,
+    BuildContext, DeviceFacts,
+};
+use crate::replay::run;
 use crate::result::RunResult;
 use crate::scan::{scan_trace, TraceScan};
 use crate::spec::Spec;
@@ -33,6 +37,18 @@ impl Matrix {
         self.len() == 0
     }
 
+    /// Checks every policy, store and device of the matrix (names, options, types, ranges,
+    /// what the page size decides) without building or reading anything.
+    pub fn validate(&self) -> Result<(), LabError> {
+        for p in &self.policies {
+            validate_policy(p)?;
+        }
+        for s in &self.stores {
+            validate_store(s, self.base.page_size)?;
+        }
+        validate_devices(&self.devices)
+    }
+
     /// The run configurations, devices outermost, then stores, buffers, policies.
     pub fn configs(&self) -> Vec<RunConfig> {
         let mut v = Vec::with_capacity(self.len());
@@ -54,21 +70,21 @@ impl Matrix {
     }
 }
 
-/// Runs the matrix. The trace is scanned once if any run needs it. `on_done` sees each
-/// result as it completes (for progress output).
-pub fn compare(m: &Matrix, on_done: impl FnMut(&RunResult)) -> Result<Vec<RunResult>, LabError> {
-    compare_with(m, &RunOptions::default(), on_done)
-}
-
-/// [`compare`] with dynamics and bounds applied to every run.
-pub fn compare_with(
+/// Runs the matrix (every run with the base's options: dynamics, bounds, pre-sizing).
+/// Every name and option is checked first; the trace is scanned once if any run needs
+/// it; device facts are computed once per device. `on_done` sees each result as it
+/// completes (for progress output).
+pub fn compare(
     m: &Matrix,
-    opts: &RunOptions,
     mut on_done: impl FnMut(&RunResult),
 ) -> Result<Vec<RunResult>, LabError> {
     let b = &m.base;
+    // Every name and option of the matrix is checked before anything runs.
+    m.validate()?;
     let scan: Option<TraceScan> = if m.buffers.iter().any(|b| matches!(b, BufferSize::Ratio(_)))
-        || m.devices.iter().any(|d| d.name == "sim")
+        || m.devices.iter().any(device_needs_capacity)
+        || b.presize
+        || b.dynamics.workload.is_some_and(|w| w.needs_trace_ratio())
     {
         Some(scan_trace(
             &b.trace,
@@ -94,7 +110,7 @@ pub fn compare_with(
     for mut c in m.configs() {
         let key = c.device.to_string();
         c.facts = facts.iter().find(|(k, _)| *k == key).map(|(_, f)| *f);
-        let r = run_with(&c, scan.as_ref(), opts)?;
+        let r = run(&c, scan.as_ref())?;
         on_done(&r);
         out.push(r);
     }

@@ -32,7 +32,26 @@ pub enum LabError {
     /// Writing output failed.
     #[error("output: {0}")]
     Output(#[from] std::io::Error),
+    /// A file or directory operation failed; `context` names the file and the operation.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done, naming the file (`cannot create directory /x`).
+        context: String,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
     /// An invariant check (`--paranoid`) failed.
     #[error("invariant violated: {0}")]
     Invariant(String),
+}
+
+impl LabError {
+    /// A file error with its context (`cannot open /x/y`).
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        LabError::Io {
+            context: context.into(),
+            source,
+        }
+    }
 }

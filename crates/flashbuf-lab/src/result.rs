@@ -1,6 +1,6 @@
 //! The result of one run (design.md §8) and its renderings: table, CSV, JSON.
 
-use crate::replay::RunConfig;
+use crate::config::RunConfig;
 use flashbuf_core::DeviceStats;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -86,9 +86,8 @@ pub struct RunResult {
     pub max_rss_bytes: u64,
     /// Figures the policy reports.
     pub policy_report: BTreeMap<String, f64>,
-    /// Figures the store reports (`PageStore::report`: the log-structured store's write
-    /// amplification, of the store, of the FTL and both, cleaning I/O, ...), taken after
-    /// the final sync.
+    /// Store-specific figures (`PageStore::report`: write amplification of a log,
+    /// staging counters, memory), after the final sync.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub store_report: BTreeMap<String, f64>,
     /// The first verify error, if any.
@@ -290,7 +289,7 @@ pub fn table(runs: &[RunResult]) -> String {
     out
 }
 
-/// One line per run whose store reports figures (write amplification first).
+/// One line per run whose store reports figures (`PageStore::report`).
 fn store_reports(runs: &[RunResult]) -> String {
     let mut out = String::new();
     for r in runs.iter().filter(|r| !r.store_report.is_empty()) {

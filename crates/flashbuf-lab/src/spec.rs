@@ -1,18 +1,16 @@
 //! Names with options: `NAME[:ARG][:key=value,key=value]` (design.md §7), as the lab's
 //! registries read them. The grammar and the typed option schemas live in
-//! [`flashbuf_core::config`]; this module knows which names take a positional argument
-//! (`file:PATH`, `sim:PROFILE`).
+//! [`flashbuf_core::config`]; which names take a positional argument (`file:PATH`,
+//! `sim:PROFILE`) comes from the device table ([`flashbuf_device::registry::DEVICES`]).
 
 use crate::LabError;
 pub use flashbuf_core::config::{parse_bytes, ConfigError, OptKind, OptionSpec, Options, Spec};
 use std::fmt;
 
-/// Kinds whose first segment after the name is a positional argument.
-const POSITIONAL: &[&str] = &["file", "sim"];
-
-/// Whether component `name` takes a positional argument.
+/// Whether component `name` takes a positional argument (a device whose table entry
+/// declares one).
 pub fn takes_arg(name: &str) -> bool {
-    POSITIONAL.contains(&name)
+    flashbuf_device::registry::takes_arg(name)
 }
 
 /// Parses a component name.
@@ -26,13 +24,15 @@ pub fn takes_arg(name: &str) -> bool {
 /// ```
 pub fn parse(text: &str) -> Result<Spec, LabError> {
     let s = Spec::parse(text, takes_arg)?;
-    if takes_arg(&s.name) && s.arg.is_none() {
-        return Err(LabError::Usage(format!(
-            "'{}' needs an argument: {}:{}",
-            s.name,
-            s.name,
-            if s.name == "file" { "PATH" } else { "PROFILE" }
-        )));
+    if s.arg.is_none() {
+        if let Ok(e) = flashbuf_device::registry::device_entry(&s.name) {
+            if let Some(arg) = e.arg {
+                return Err(LabError::Usage(format!(
+                    "'{}' needs an argument: {}:{arg}",
+                    s.name, s.name
+                )));
+            }
+        }
     }
     Ok(s)
 }

@@ -1,7 +1,7 @@
 //! Crash torture for every store (issue 6): the library side of `flashbuf torture` and
 //! `flashbuf check`.
 //!
-//! - [`torture_sim`]: soak mode of the crash harness in `flashbuf_store::testing` —
+//! - [`torture_sim`]: soak mode of the crash harness in `flashbuf_testkit` —
 //!   scenarios of random ops with crash points (every crash mode, torn writes), straight
 //!   to the store or through a [`BufferPool`] ([`PoolFront`]), until a number of crash
 //!   points per store is reached; counts per store and per crash mode.
@@ -11,22 +11,24 @@
 //!   acknowledged page at least at its acknowledged version, nothing newer than what was
 //!   intended, no torn or mixed page, no corrupt page that was synced, no phantom.
 //!
-//! Stores are found by name in `flashbuf_store::testing::STORES`; a store listed there is
-//! tortured here with no change to this file.
+//! Stores come from the one store table (`flashbuf_store::STORES`, through
+//! [`CrashStore`]); a store listed there is tortured here with no change to this file.
 
+pub mod dirlock;
 pub mod journal;
 pub mod real;
+mod setup;
 
 use crate::LabError;
 use flashbuf_core::rng::SplitMix64;
 use flashbuf_core::PageId;
 use flashbuf_pool::policy::Lru;
 use flashbuf_pool::{BufferPool, PoolError};
-use flashbuf_store::testing::sim::{
+use flashbuf_store::{PageStore, ReadOutcome};
+use flashbuf_testkit::sim::{
     random_ops, run, store_front, BatchPage, Front, FrontError, SimConfig, SimFailure, SimReport,
 };
-use flashbuf_store::testing::{store_by_name, StoreFactory, STORES};
-use flashbuf_store::{PageStore, ReadOutcome};
+use flashbuf_testkit::CrashStore;
 use std::ops::Range;
 
 /// A [`Front`] that goes through a buffer pool with an LRU policy: writes modify cached
@@ -135,8 +137,8 @@ impl std::str::FromStr for Via {
 /// Parameters of [`torture_sim`].
 #[derive(Debug, Clone)]
 pub struct SimTortureConfig {
-    /// Stores to torture (default: every store).
-    pub stores: Vec<&'static StoreFactory>,
+    /// Stores to torture (default: every crash variant of every store).
+    pub stores: Vec<CrashStore>,
     /// Crash points to reach per store.
     pub crash_points: u64,
     /// Seed of everything.
@@ -148,12 +150,11 @@ pub struct SimTortureConfig {
 }
 
 impl SimTortureConfig {
-    /// Every store in `STORES`, or the one named.
-    pub fn stores_named(name: Option<&str>) -> Result<Vec<&'static StoreFactory>, LabError> {
-        match name {
-            None => Ok(STORES.iter().collect()),
-            Some(n) => Ok(vec![store_by_name(n).map_err(LabError::Usage)?]),
-        }
+    /// The stores `name` selects (see [`CrashStore::select`]): every crash variant of
+    /// every store, a store's crash variants, one variant by its label, or a spec with
+    /// options laid over a store's crash variants.
+    pub fn stores_named(name: Option<&str>) -> Result<Vec<CrashStore>, LabError> {
+        Ok(CrashStore::select(name)?)
     }
 }
 
@@ -161,7 +162,7 @@ impl SimTortureConfig {
 #[derive(Debug, Clone)]
 pub struct StoreTorture {
     /// Store name.
-    pub store: &'static str,
+    pub store: String,
     /// Counts over every scenario.
     pub report: SimReport,
     /// Scenarios run through the pool.
@@ -222,7 +223,7 @@ pub fn torture_sim(
     for (si, factory) in cfg.stores.iter().enumerate() {
         let t0 = std::time::Instant::now();
         let mut st = StoreTorture {
-            store: factory.name,
+            store: factory.name.clone(),
             report: SimReport::default(),
             pool_scenarios: 0,
             seconds: 0.0,
@@ -280,7 +281,7 @@ mod tests {
             fanout: 8,
         };
         let out = torture_sim(&cfg, &mut |_| {}).unwrap();
-        assert_eq!(out.len(), STORES.len());
+        assert_eq!(out.len(), CrashStore::variants().unwrap().len());
         for s in &out {
             assert!(s.report.crash_points >= 300);
             assert!(s.pool_scenarios > 0);

@@ -6,7 +6,7 @@
 //! fields.
 
 use flashbuf_lab::bounds::BoundsCost;
-use flashbuf_lab::{run_with, BufferSize, RunConfig, RunOptions, RunResult};
+use flashbuf_lab::{run, BufferSize, RunConfig, RunResult};
 use std::path::PathBuf;
 
 fn cfg(policy: &str, device: &str, frames: usize) -> RunConfig {
@@ -26,15 +26,16 @@ fn cfg(policy: &str, device: &str, frames: usize) -> RunConfig {
         progress: false,
         limit_refs: Some(100_000),
         facts: None,
+        ..RunConfig::default()
     }
 }
 
 fn with_bounds(policy: &str, device: &str, frames: usize, cost: BoundsCost) -> RunResult {
-    let opts = RunOptions {
+    let c = RunConfig {
         bounds: Some(cost),
-        ..RunOptions::default()
+        ..cfg(policy, device, frames)
     };
-    let r = run_with(&cfg(policy, device, frames), None, &opts).unwrap();
+    let r = run(&c, None).unwrap();
     assert_eq!(r.verify_errors, 0, "{policy}");
     r
 }

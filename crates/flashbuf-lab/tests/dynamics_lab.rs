@@ -5,7 +5,7 @@
 //! with a fixed R is told R_i), and the same seed gives the same run.
 
 use flashbuf_lab::feed::{Feed, FeedOptions};
-use flashbuf_lab::{run_with, BufferSize, RunConfig, RunOptions, RunResult};
+use flashbuf_lab::{BufferSize, RunConfig, RunResult};
 use flashbuf_workload::dynamics::{apply_workload_model, AsymmetryModel, WorkloadModel};
 use flashbuf_workload::dynamics::{Dynamics, WorkloadTransform, W0};
 use std::path::PathBuf;
@@ -93,12 +93,9 @@ fn run(policy: &str, device: &str, dynamics: Dynamics, seed: u64) -> RunResult {
         progress: false,
         limit_refs: Some(60_000),
         facts: None,
+        ..RunConfig::default()
     };
-    let opts = RunOptions {
-        dynamics,
-        ..RunOptions::default()
-    };
-    let r = run_with(&cfg, None, &opts).unwrap();
+    let r = flashbuf_lab::run(&RunConfig { dynamics, ..cfg }, None).unwrap();
     assert_eq!(r.verify_errors, 0);
     r
 }
@@ -198,4 +195,15 @@ fn asymmetry_models_stretch_device_latencies_and_tell_fixed_r_fd_buffer() {
         "{}",
         online.policy_report["r"]
     );
+    // CASA with static costs follows the epoch's costs too: C_w = 2.1 R_0 / (1 + 2.1 R_0)
+    // in the last epoch, against R_0 / (1 + R_0) without the model.
+    let casa = run("casa", COST, rm1, 1);
+    let r_last = 10.0 * 2.1;
+    assert!(
+        (casa.policy_report["cost_write"] - r_last / (1.0 + r_last)).abs() < 1e-9,
+        "{}",
+        casa.policy_report["cost_write"]
+    );
+    let still = run("casa", COST, Dynamics::default(), 1);
+    assert!((still.policy_report["cost_write"] - 10.0 / 11.0).abs() < 1e-9);
 }

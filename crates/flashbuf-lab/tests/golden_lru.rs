@@ -31,6 +31,7 @@ fn config(trace: &str, policy: &str, frames: usize) -> RunConfig {
         progress: false,
         limit_refs: None,
         facts: None,
+        ..RunConfig::default()
     }
 }
 

@@ -37,6 +37,7 @@ fn lru(trace: PathBuf, ratio: f64) -> flashbuf_lab::RunResult {
         progress: false,
         limit_refs: None,
         facts: None,
+        ..RunConfig::default()
     };
     let r = run(&cfg, None).unwrap();
     assert_eq!(r.verify_errors, 0);

@@ -3,8 +3,8 @@
 //! through `run()` with the integrity oracle clean; the options reach the policy (its
 //! report says so); bad names and options are usage errors listing the valid ones.
 
-use flashbuf_lab::registry::{build_policy, BuildContext, DeviceFacts};
-use flashbuf_lab::{run, run_with, BufferSize, RunConfig, RunOptions, RunResult};
+use flashbuf_lab::registry::{build_policy, validate_policy, BuildContext, DeviceFacts};
+use flashbuf_lab::{run, BufferSize, RunConfig, RunResult};
 use std::path::PathBuf;
 
 fn sample() -> PathBuf {
@@ -28,6 +28,7 @@ fn config(policy: &str, device: &str, frames: usize, limit: u64) -> RunConfig {
         progress: false,
         limit_refs: Some(limit),
         facts: None,
+        ..RunConfig::default()
     }
 }
 
@@ -83,21 +84,16 @@ fn fd_buffer_options_reach_the_policy_and_its_report_lands_in_the_json() {
     assert_eq!(c.policy_report["r"], 25.0);
     // Online R measures the cost device's latencies: exactly 25 when every miss reads the
     // device (`presize`); more without, as reads of never-written pages cost nothing.
-    let presized = RunOptions {
+    let presized = RunConfig {
         presize: true,
-        ..RunOptions::default()
-    };
-    let o = run_with(
-        &config(
+        ..config(
             "fd-buffer:r=online",
             "cost:read_us=100,write_us=2500",
             128,
             60_000,
-        ),
-        None,
-        &presized,
-    )
-    .unwrap();
+        )
+    };
+    let o = run(&presized, None).unwrap();
     assert!(
         (o.policy_report["r"] - 25.0).abs() < 1e-9,
         "{}",
@@ -158,7 +154,8 @@ fn bad_names_and_options_are_usage_errors() {
     assert!(err("fd-buffer:victim=order").contains("need clustering"));
     assert!(err("fd-buffer:m=10").contains("r=online"));
     assert!(err("fd-buffer:inner=mru").contains("lru, fifo"));
-    assert!(err("fd-buffer:window=0").contains("window of 0"));
+    let e = err("fd-buffer:window=0");
+    assert!(e.contains("window=0") && e.contains("[1, "), "{e}");
     assert!(err("fd-buffer:q=0.01,window=100").contains("either window or q"));
     assert!(err("belady").contains("offline policy"));
     assert!(err("lruu").contains("fd-buffer, belady, offline"));
@@ -168,4 +165,33 @@ fn bad_names_and_options_are_usage_errors() {
         .unwrap()
         .to_string()
         .contains("clean-beyond, cost-aware, best"));
+}
+
+/// A matrix is checked before anything runs: `validate_policy` parses every cell without
+/// building, and a run whose policy spec is bad fails before it touches the trace.
+#[test]
+fn policy_specs_are_validated_before_anything_runs() {
+    let cells = ["lru", "none", "fd-buffer:r=online,m=64", "cfdc:windw=0.5"];
+    let errors: Vec<String> = cells
+        .iter()
+        .filter_map(|c| validate_policy(&flashbuf_lab::spec::parse(c).unwrap()).err())
+        .map(|e| e.to_string())
+        .collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].contains("unknown option 'windw'")
+            && errors[0].contains("window, cluster_size, clustering, cluster, choice"),
+        "{}",
+        errors[0]
+    );
+    let e = validate_policy(&flashbuf_lab::spec::parse("none:x=1").unwrap()).unwrap_err();
+    assert!(
+        e.to_string().contains("unknown option 'x' for 'none'"),
+        "{e}"
+    );
+    // The trace does not exist: had the run started, the error would be about the trace.
+    let mut cfg = config("casa:read_cost=0", "memory", 8, 100);
+    cfg.trace = PathBuf::from("/nonexistent/trace.csv");
+    let e = run(&cfg, None).unwrap_err().to_string();
+    assert!(e.contains("read_cost must be positive"), "{e}");
 }

@@ -8,7 +8,7 @@
 //! `cargo test --release -p flashbuf-lab --test reproduce_cfdc -- --ignored`.
 
 use flashbuf_lab::reproduce::{cfdc, run as reproduce, ReproduceOptions};
-use flashbuf_lab::{run_with, BufferSize, RunConfig, RunOptions, RunResult};
+use flashbuf_lab::{BufferSize, RunConfig, RunResult};
 use std::path::PathBuf;
 
 fn traces_dir() -> Option<PathBuf> {
@@ -38,12 +38,16 @@ fn mtron(dir: &std::path::Path, policy: &str, limit: u64) -> RunResult {
         progress: false,
         limit_refs: Some(limit),
         facts: None,
+        ..RunConfig::default()
     };
-    let opts = RunOptions {
-        presize: true,
-        ..RunOptions::default()
-    };
-    let r = run_with(&cfg, None, &opts).unwrap();
+    let r = flashbuf_lab::run(
+        &RunConfig {
+            presize: true,
+            ..cfg
+        },
+        None,
+    )
+    .unwrap();
     assert_eq!(r.verify_errors, 0);
     r
 }

@@ -11,7 +11,7 @@
 //! - The whole reproduction on a prefix (ignored, about 90 s).
 
 use flashbuf_lab::reproduce::{fd_buffer, run as reproduce, ReproduceOptions};
-use flashbuf_lab::{run_with, BufferSize, RunConfig, RunOptions, RunResult};
+use flashbuf_lab::{BufferSize, RunConfig, RunResult};
 use std::path::{Path, PathBuf};
 
 fn traces_dir() -> Option<PathBuf> {
@@ -41,12 +41,16 @@ fn run(trace: &Path, policy: &str, device: &str, buffer: BufferSize, page: usize
         progress: false,
         limit_refs: None,
         facts: None,
+        ..RunConfig::default()
     };
-    let opts = RunOptions {
-        presize: true,
-        ..RunOptions::default()
-    };
-    let r = run_with(&cfg, None, &opts).unwrap();
+    let r = flashbuf_lab::run(
+        &RunConfig {
+            presize: true,
+            ..cfg
+        },
+        None,
+    )
+    .unwrap();
     assert_eq!(r.verify_errors, 0, "{policy}");
     r
 }

@@ -24,6 +24,7 @@ fn config(policy: &str, store: &str) -> RunConfig {
         progress: false,
         limit_refs: Some(40_000),
         facts: None,
+        ..RunConfig::default()
     }
 }
 

@@ -1,18 +1,21 @@
-//! Replay speed of every policy through the pool: the first 1,000,000 references of the
-//! TPC-C page trace (`../shared/traces/tpcc-pg15-w4.pagetrace.csv.zst`), decoded into
-//! memory once outside the timed part, at a buffer of 3% of the distinct pages of those
+//! Replay speed of every policy of the table (`flashbuf_pool::policy::POLICIES`, each
+//! entry's golden specs) through the pool: the first 1,000,000 references of the TPC-C
+//! page trace (`../shared/traces/tpcc-pg15-w4.pagetrace.csv.zst`), decoded into memory
+//! once outside the timed part, at a buffer of 3% of the distinct pages of those
 //! references, over a direct store on memory (512-byte pages, so that the policy's share
-//! of the time is as large as it gets). Throughput is in references per second.
+//! of the time is as large as it gets), policies built for a device whose writes cost 25
+//! reads. Building a policy (offline policies read the whole trace) is not timed.
+//! Throughput is in references per second. `FLASHBUF_BENCH_POLICIES=lru,cfdc` restricts
+//! the run to the specs that start with one of the given names.
 //!
 //! `cargo bench -p flashbuf-pool --bench policies`. Target (issue 4): every policy at least
 //! 0.5× LRU's references/s.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use flashbuf_core::PageId;
+use flashbuf_core::{DeviceFacts, PageId};
 use flashbuf_device::MemDevice;
-use flashbuf_pool::policy::{
-    Casa, Cfdc, Cflru, ClusterChoice, Clustered, ClusteringConfig, Lru, Policy,
-};
+use flashbuf_pool::policy::registry::{build_named, PolicyContext};
+use flashbuf_pool::policy::{Policy, POLICIES};
 use flashbuf_pool::BufferPool;
 use flashbuf_store::{DirectStore, DirectStoreConfig};
 use std::collections::{BTreeSet, HashSet};
@@ -62,38 +65,39 @@ fn replay(pool: &BufferPool<DirectStore<MemDevice>>, refs: &[(bool, u64)]) {
     }
 }
 
-fn policy(name: &str, frames: usize) -> Box<dyn Policy> {
-    match name {
-        "lru" => Box::new(Lru::new(frames)),
-        "cflru" => Box::new(Cflru::new(frames)),
-        "cfdc" => Box::new(Cfdc::new(frames)),
-        "casa" => Box::new(Casa::new(frames, 1.0, 25.0).expect("costs")),
-        "lru+batch" => {
-            Box::new(Clustered::new(Lru::new(frames), ClusteringConfig::batch(64)).expect("config"))
-        }
-        "lru+drain" => {
-            Box::new(Clustered::new(Lru::new(frames), ClusteringConfig::drain(64)).expect("config"))
-        }
-        "casa+drain-metric" => Box::new(
-            Clustered::new(
-                Casa::new(frames, 1.0, 25.0).expect("costs"),
-                ClusteringConfig::drain(64).with_choice(ClusterChoice::Metric),
-            )
-            .expect("config"),
-        ),
-        _ => unreachable!("unknown policy {name}"),
-    }
+/// The device the policies are built for (as in `tests/policies_golden.rs`).
+const FACTS: DeviceFacts = DeviceFacts {
+    erase_block_bytes: None,
+    read_us: 1.0,
+    write_us: 25.0,
+};
+
+/// Every golden spec of every table entry (or those selected by `FLASHBUF_BENCH_POLICIES`).
+fn specs() -> Vec<&'static str> {
+    let only: Vec<String> = std::env::var("FLASHBUF_BENCH_POLICIES")
+        .map(|v| v.split(',').map(str::to_string).collect())
+        .unwrap_or_default();
+    POLICIES
+        .iter()
+        .flat_map(|e| e.golden.iter().copied())
+        .filter(|s| only.is_empty() || only.iter().any(|o| s.starts_with(o.as_str())))
+        .collect()
 }
 
-const POLICIES: [&str; 7] = [
-    "lru",
-    "cflru",
-    "cfdc",
-    "casa",
-    "lru+batch",
-    "lru+drain",
-    "casa+drain-metric",
-];
+/// `spec` built through the policy table for `frames` frames (offline ones see `refs`).
+fn policy(spec: &str, frames: usize, refs: &[(bool, u64)]) -> Box<dyn Policy> {
+    let ctx = PolicyContext::new(frames, 512, FACTS).with_trace(refs);
+    build_named(spec, &ctx).unwrap_or_else(|e| panic!("{spec}: {e}"))
+}
+
+fn pool(spec: &str, frames: usize, refs: &[(bool, u64)]) -> BufferPool<DirectStore<MemDevice>> {
+    let cfg = DirectStoreConfig {
+        page_size: 512,
+        grow_bytes: 64 << 20,
+    };
+    let store = DirectStore::create(MemDevice::new(0), cfg).expect("store");
+    BufferPool::new(store, frames, policy(spec, frames, refs)).expect("pool")
+}
 
 fn bench(c: &mut Criterion) {
     let refs = load(REFS);
@@ -102,17 +106,10 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group(format!("replay-tpcc-1M-{frames}-frames"));
     group.throughput(Throughput::Elements(refs.len() as u64));
     group.sample_size(10);
-    for name in POLICIES {
-        group.bench_function(name, |b| {
+    for spec in specs() {
+        group.bench_function(spec, |b| {
             b.iter_batched(
-                || {
-                    let cfg = DirectStoreConfig {
-                        page_size: 512,
-                        grow_bytes: 64 << 20,
-                    };
-                    let store = DirectStore::create(MemDevice::new(0), cfg).expect("store");
-                    BufferPool::new(store, frames, policy(name, frames)).expect("pool")
-                },
+                || pool(spec, frames, &refs),
                 |pool| {
                     replay(&pool, &refs);
                     pool
@@ -135,15 +132,11 @@ fn interleaved_summary(_c: &mut Criterion) {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(7);
-    let mut best = [f64::INFINITY; POLICIES.len()];
+    let specs = specs();
+    let mut best = vec![f64::INFINITY; specs.len()];
     for _ in 0..rounds {
-        for (i, name) in POLICIES.iter().enumerate() {
-            let cfg = DirectStoreConfig {
-                page_size: 512,
-                grow_bytes: 64 << 20,
-            };
-            let store = DirectStore::create(MemDevice::new(0), cfg).expect("store");
-            let pool = BufferPool::new(store, frames, policy(name, frames)).expect("pool");
+        for (i, spec) in specs.iter().enumerate() {
+            let pool = pool(spec, frames, &refs);
             let t0 = std::time::Instant::now();
             replay(&pool, &refs);
             best[i] = best[i].min(t0.elapsed().as_secs_f64());
@@ -153,11 +146,11 @@ fn interleaved_summary(_c: &mut Criterion) {
         "interleaved best of {rounds}: {} refs, {frames} frames (3% of {distinct} distinct pages)",
         refs.len()
     );
-    println!("{:<20} {:>14} {:>10}", "policy", "refs/s", "vs LRU");
-    for (i, name) in POLICIES.iter().enumerate() {
+    println!("{:<48} {:>14} {:>10}", "policy", "refs/s", "vs first");
+    for (i, spec) in specs.iter().enumerate() {
         println!(
-            "{:<20} {:>14.0} {:>10.2}",
-            name,
+            "{:<48} {:>14.0} {:>10.2}",
+            spec,
             refs.len() as f64 / best[i],
             best[0] / best[i]
         );

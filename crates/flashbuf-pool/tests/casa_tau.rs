@@ -1,9 +1,10 @@
 #![allow(clippy::unwrap_used)]
 //! CASA by hand-worked examples: τ moves on read hits in C and write hits in D by the
 //! normalized costs times the list ratio, stays within 0..=B, and picks the list the
-//! victim comes from; online costs from measured latencies.
+//! victim comes from; online costs from measured latencies; static costs follow the
+//! device's cost updates (`Policy::update_costs`), learned ones do not.
 
-use flashbuf_core::{FrameId, PageId};
+use flashbuf_core::{DeviceFacts, FrameId, PageId};
 use flashbuf_pool::policy::{Access, Casa, CasaConfig, IoKind, Policy, Victim};
 
 fn close(a: f64, b: f64) -> bool {
@@ -115,4 +116,33 @@ fn costs_are_learned_from_measured_latencies() {
     assert_eq!(q.costs(), (0.5, 0.5));
     assert!(Casa::new(4, 0.0, 1.0).is_err());
     assert!(!Casa::new(4, 1.0, 2.0).unwrap().wants_io_observations());
+}
+
+#[test]
+fn static_costs_follow_cost_updates_and_learned_ones_ignore_them() {
+    let costs = |read_us: f64, write_us: f64| DeviceFacts {
+        erase_block_bytes: None,
+        read_us,
+        write_us,
+    };
+    let mut p = setup(1.0, 3.0);
+    p.update_costs(&costs(100.0, 900.0));
+    assert!(close(p.costs().0, 0.1) && close(p.costs().1, 0.9));
+    assert!(close(p.target_clean(), 3.0), "τ stays where it is");
+    // Non-positive costs are no costs: ignored.
+    p.update_costs(&costs(0.0, 900.0));
+    assert!(close(p.costs().0, 0.1));
+    // The update now drives τ: a write hit in D moves it by C_w · |C|/|D| = 0.9 · 2/4.
+    p.on_hit(FrameId(3), Access::Write);
+    assert!(close(p.target_clean(), 3.0 - 0.45));
+    let mut learned = Casa::with_config(
+        4,
+        CasaConfig {
+            learn_costs: true,
+            ..CasaConfig::default()
+        },
+    )
+    .unwrap();
+    learned.update_costs(&costs(100.0, 900.0));
+    assert_eq!(learned.costs(), (0.5, 0.5));
 }

@@ -2,14 +2,14 @@
 //! CFDC (kinetic tournament over Formula 1) against the naive version that recomputes
 //! every priority from the formula and sorts the clusters at each decision: same counters
 //! and the same store calls, over random traces with multi-page clusters, buffer sizes,
-//! priority windows, cluster sizes, pins and flushes.
+//! priority windows, cluster sizes, pins and flushes. Both are built from the spec
+//! through the policy table.
 
 mod common;
 mod policy_harness;
 
-use flashbuf_pool::policy::reference::NaiveCfdc;
-use flashbuf_pool::policy::{Cfdc, CfdcConfig};
-use policy_harness::{replay, trace, trace_over};
+use flashbuf_core::DeviceFacts;
+use policy_harness::{context, pair, replay, trace, trace_over};
 use proptest::prelude::*;
 
 proptest! {
@@ -21,9 +21,10 @@ proptest! {
         cluster_size in prop_oneof![Just(64u64), Just(1), Just(2), Just(4), Just(8), 1u64..100],
         ops in trace(800),
     ) {
-        let cfg = CfdcConfig { window, cluster_size };
-        let a = replay(Box::new(Cfdc::with_config(frames, cfg).unwrap()), frames, &ops);
-        let b = replay(Box::new(NaiveCfdc::new(frames, cfg).unwrap()), frames, &ops);
+        let spec = format!("cfdc:window={window},cluster_size={cluster_size}");
+        let (fast, naive) = pair(&spec, &context(frames, DeviceFacts::default()));
+        let a = replay(fast, frames, &ops);
+        let b = replay(naive, frames, &ops);
         prop_assert_eq!(a, b);
     }
 }
@@ -39,9 +40,10 @@ proptest! {
         cluster_size in prop_oneof![Just(64u64), Just(8), Just(16), 2u64..40],
         ops in trace_over(4000, 90),
     ) {
-        let cfg = CfdcConfig { window, cluster_size };
-        let a = replay(Box::new(Cfdc::with_config(frames, cfg).unwrap()), frames, &ops);
-        let b = replay(Box::new(NaiveCfdc::new(frames, cfg).unwrap()), frames, &ops);
+        let spec = format!("cfdc:window={window},cluster_size={cluster_size}");
+        let (fast, naive) = pair(&spec, &context(frames, DeviceFacts::default()));
+        let a = replay(fast, frames, &ops);
+        let b = replay(naive, frames, &ops);
         prop_assert_eq!(a, b);
     }
 }

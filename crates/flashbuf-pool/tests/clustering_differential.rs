@@ -2,16 +2,14 @@
 //! The write-clustering decorator against its naive version, around LRU, CFLRU and CASA
 //! (each wrapped fast around fast and naive around naive), in both modes and with both
 //! cluster choices: same counters, same store calls (batches included) in the same order.
+//! Both sides are built from the spec through the policy table.
 
 mod common;
 mod policy_harness;
 
-use flashbuf_pool::policy::reference::{NaiveCasa, NaiveCflru, NaiveClustered, NaiveLru};
-use flashbuf_pool::policy::{
-    Casa, CasaConfig, Cflru, CflruConfig, ClusterChoice, ClusterMode, Clustered, ClusteringConfig,
-    Lru, Policy,
-};
-use policy_harness::{replay, trace};
+use flashbuf_core::DeviceFacts;
+use flashbuf_pool::policy::{ClusterChoice, ClusterMode, ClusteringConfig, Policy};
+use policy_harness::{context, pair as table_pair, replay, trace};
 use proptest::prelude::*;
 
 fn config() -> impl Strategy<Value = ClusteringConfig> {
@@ -27,31 +25,29 @@ fn config() -> impl Strategy<Value = ClusteringConfig> {
         })
 }
 
+/// The spec of `inner` (0 LRU, 1 CFLRU, 2 CASA) with the clustering options of `cfg`.
+fn spec(inner: u8, cfg: ClusteringConfig) -> String {
+    let base = match inner {
+        0 => "lru:",
+        1 => "cflru:window=0.5,",
+        _ => "casa:read_cost=1,write_cost=10,",
+    };
+    let mode = match cfg.mode {
+        ClusterMode::Batch => "batch",
+        ClusterMode::Drain => "drain",
+    };
+    let choice = match cfg.choice {
+        ClusterChoice::Victim => "victim",
+        ClusterChoice::Metric => "metric",
+    };
+    format!(
+        "{base}clustering={mode},cluster={},choice={choice}",
+        cfg.cluster_size
+    )
+}
+
 fn pair(inner: u8, frames: usize, cfg: ClusteringConfig) -> (Box<dyn Policy>, Box<dyn Policy>) {
-    match inner {
-        0 => (
-            Box::new(Clustered::new(Lru::new(frames), cfg).unwrap()),
-            Box::new(NaiveClustered::new(NaiveLru::new(frames), cfg).unwrap()),
-        ),
-        1 => {
-            let c = CflruConfig { window: 0.5 };
-            (
-                Box::new(Clustered::new(Cflru::with_config(frames, c).unwrap(), cfg).unwrap()),
-                Box::new(NaiveClustered::new(NaiveCflru::new(frames, c).unwrap(), cfg).unwrap()),
-            )
-        }
-        _ => {
-            let c = CasaConfig {
-                read_cost: 1.0,
-                write_cost: 10.0,
-                ..CasaConfig::default()
-            };
-            (
-                Box::new(Clustered::new(Casa::with_config(frames, c).unwrap(), cfg).unwrap()),
-                Box::new(NaiveClustered::new(NaiveCasa::new(frames, c).unwrap(), cfg).unwrap()),
-            )
-        }
-    }
+    table_pair(&spec(inner, cfg), &context(frames, DeviceFacts::default()))
 }
 
 proptest! {

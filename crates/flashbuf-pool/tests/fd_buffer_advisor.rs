@@ -1,8 +1,8 @@
 #![allow(clippy::unwrap_used)]
 //! The policy advisor's window rules (FD-Buffer §4.4), the injected clock, online `R`
-//! (§4.2) and the `R` override used by the asymmetry models.
+//! (§4.2) and the cost updates the asymmetry models send (`Policy::update_costs`).
 
-use flashbuf_core::{FrameId, PageId};
+use flashbuf_core::{DeviceFacts, FrameId, PageId};
 use flashbuf_pool::policy::fd_buffer::{FdBuffer, FdBufferOptions};
 use flashbuf_pool::policy::{Access, IoKind, Policy, Victim};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,12 +15,11 @@ where
     D: flashbuf_pool::policy::fd_buffer::PoolOrder,
 {
     let frames = p.frames_count() as u32;
-    let h = p.handle();
     for i in 0..n {
         let f = if i < u64::from(frames) {
             FrameId(i as u32)
         } else {
-            h.set_next_access(Access::Read);
+            p.prepare_miss(Access::Read);
             let Some(Victim::Evict(v)) = p.choose_victim(&|_| true) else {
                 panic!("no victim")
             };
@@ -43,7 +42,7 @@ fn fixed_windows_close_every_n_references() {
     .unwrap();
     all_misses(&mut p, 50);
     assert_eq!(p.advisor_stats().windows, 7);
-    let recs = p.handle().window_records();
+    let recs = p.report().windows;
     assert!(recs
         .iter()
         .all(|r| r.refs == 7 && r.measured.p_c == 1.0 && r.measured.p_d == 1.0));
@@ -69,7 +68,7 @@ fn cost_bound_windows_keep_the_advisor_under_q_of_the_io_cost() {
     // First window: no Comp yet, closes at min_refs. Then Comp/q = 100 ms of I/O =
     // 1,000 misses of 100 µs each.
     all_misses(&mut p, 10 + 3 * 1_000 + 5);
-    let refs: Vec<u64> = p.handle().window_records().iter().map(|r| r.refs).collect();
+    let refs: Vec<u64> = p.window_records().iter().map(|r| r.refs).collect();
     assert_eq!(refs, vec![10, 1_000, 1_000, 1_000]);
     let s = p.advisor_stats();
     assert_eq!((s.windows, s.advisor_ns), (4, 4_000_000));
@@ -77,8 +76,16 @@ fn cost_bound_windows_keep_the_advisor_under_q_of_the_io_cost() {
     assert!(s.advisor_ns as f64 <= 0.01 * 3_000.0 * 100_000.0 + 1_000_000.0);
 }
 
+fn costs(read_us: f64, write_us: f64) -> DeviceFacts {
+    DeviceFacts {
+        erase_block_bytes: None,
+        read_us,
+        write_us,
+    }
+}
+
 #[test]
-fn online_r_is_learned_from_observed_latencies_and_can_be_overridden() {
+fn online_r_is_learned_from_observed_latencies_and_ignores_cost_updates() {
     let mut p = FdBuffer::new(4, FdBufferOptions::default().online_r(4, 3.0)).unwrap();
     assert!(p.wants_io_observations());
     assert_eq!(p.r(), 3.0);
@@ -87,15 +94,23 @@ fn online_r_is_learned_from_observed_latencies_and_can_be_overridden() {
         p.observe_io(IoKind::Write, 1_360.0);
     }
     assert_eq!(p.r(), 136.0);
-    let h = p.handle();
-    h.set_r(Some(25.0));
-    assert_eq!(p.r(), 25.0);
-    h.set_r(None);
+    // Online R measures the device: a cost update says nothing it does not see.
+    p.update_costs(&costs(10.0, 250.0));
     assert_eq!(p.r(), 136.0);
-    let fixed = FdBuffer::new(4, FdBufferOptions::default().fixed_r(7.0)).unwrap();
+}
+
+#[test]
+fn a_fixed_r_follows_cost_updates() {
+    let mut fixed = FdBuffer::new(4, FdBufferOptions::default().fixed_r(7.0)).unwrap();
     assert!(!fixed.wants_io_observations());
     let report = fixed.report();
-    assert!(report.contains(&("r", 7.0)) && report.contains(&("m_c", 2.0)));
+    assert_eq!((report.get("r"), report.get("m_c")), (Some(7.0), Some(2.0)));
+    fixed.update_costs(&costs(10.0, 250.0));
+    assert_eq!(fixed.r(), 25.0);
+    assert_eq!(fixed.report().get("r"), Some(25.0));
+    // A meaningless update (reads cost nothing, R would be infinite) is ignored.
+    fixed.update_costs(&costs(0.0, 250.0));
+    assert_eq!(fixed.r(), 25.0);
 }
 
 #[test]

@@ -1,25 +1,25 @@
 #![allow(clippy::unwrap_used)]
 //! FD-Buffer against its naive O(n) reference on random traces, through the real pool:
 //! same hits, misses and write-backs, and the same store calls in the same order. Small
-//! windows make the advisor move `M_c` often; clustering runs in both modes.
+//! windows make the advisor move `M_c` often; clustering runs in both modes. Both sides
+//! are built from the spec through the policy table; the pool announces every miss's
+//! access (`prepare_miss`) to both.
 
 mod common;
 mod fd_buffer_support;
+mod policy_harness;
 
 use common::Recording;
 use fd_buffer_support::small_store;
-use flashbuf_core::PageId;
-use flashbuf_pool::policy::fd_buffer::naive::NaiveFdBuffer;
-use flashbuf_pool::policy::fd_buffer::{
-    ClusterVictim, Clustering, FdBuffer, FdBufferHandle, FdBufferOptions,
-};
-use flashbuf_pool::policy::{Access, Policy};
+use flashbuf_core::{DeviceFacts, PageId};
+use flashbuf_pool::policy::fd_buffer::ClusterVictim;
+use flashbuf_pool::policy::Policy;
 use flashbuf_pool::BufferPool;
+use policy_harness::{context, pair};
 use proptest::prelude::*;
 
 fn replay(
     policy: Box<dyn Policy>,
-    handle: &FdBufferHandle,
     frames: usize,
     trace: &[(bool, u64)],
     flush_every: usize,
@@ -27,10 +27,8 @@ fn replay(
     let pool = BufferPool::new(Recording::new(small_store()), frames, policy).unwrap();
     for (i, &(w, p)) in trace.iter().enumerate() {
         if w {
-            handle.set_next_access(Access::Write);
             pool.write(PageId(p)).unwrap().write(0, &p.to_le_bytes());
         } else {
-            handle.set_next_access(Access::Read);
             drop(pool.read(PageId(p)).unwrap());
         }
         if flush_every > 0 && i % flush_every == flush_every - 1 {
@@ -41,27 +39,36 @@ fn replay(
     (pool.stats(), pool.store().take())
 }
 
-fn both(opts: FdBufferOptions, frames: usize, trace: &[(bool, u64)], flush_every: usize) {
-    let fast = FdBuffer::new(frames, opts.clone()).unwrap();
-    let hf = fast.handle();
-    let naive = NaiveFdBuffer::new(frames, &opts).unwrap();
-    let hn = naive.handle();
-    let a = replay(Box::new(fast), &hf, frames, trace, flush_every);
-    let b = replay(Box::new(naive), &hn, frames, trace, flush_every);
-    assert_eq!(a.0, b.0, "stats differ ({opts:?})");
-    assert!(a.1 == b.1, "store calls differ ({opts:?})");
+fn both(spec: &str, frames: usize, trace: &[(bool, u64)], flush_every: usize) {
+    let (fast, naive) = pair(spec, &context(frames, DeviceFacts::default()));
+    let a = replay(fast, frames, trace, flush_every);
+    let b = replay(naive, frames, trace, flush_every);
+    assert_eq!(a.0, b.0, "stats differ ({spec})");
+    assert!(a.1 == b.1, "store calls differ ({spec})");
 }
 
-fn clustering(k: u8, pages: u64) -> Clustering {
-    match k {
-        0 => Clustering::Off,
-        1 => Clustering::Drain {
-            cluster_pages: pages,
-        },
-        _ => Clustering::Batch {
-            cluster_pages: pages,
-        },
+/// `fd-buffer` with fixed windows of `window` references, group size `group`, a fixed
+/// `r`, present conditions `pr`, and clustering `k` (0 off, 1 drain, 2 batch) of `pages`
+/// pages with the victim cluster by priority or by the dirty pool's order.
+fn spec(
+    window: u64,
+    group: usize,
+    r: f64,
+    pr: bool,
+    k: u8,
+    pages: u64,
+    victim: ClusterVictim,
+) -> String {
+    let mut s = format!("fd-buffer:window={window},group={group},r={r},pr={pr},timed=false");
+    if k > 0 {
+        let mode = if k == 1 { "drain" } else { "batch" };
+        let v = match victim {
+            ClusterVictim::Priority => "priority",
+            ClusterVictim::OrderVictim => "order",
+        };
+        s += &format!(",clustering={mode},cluster={pages},victim={v}");
     }
+    s
 }
 
 proptest! {
@@ -79,14 +86,8 @@ proptest! {
         order_victim in any::<bool>(),
         trace in proptest::collection::vec((any::<bool>(), 0u64..40), 1..500)
     ) {
-        let opts = FdBufferOptions::default()
-            .window_refs(window)
-            .group_size(group)
-            .fixed_r(r)
-            .present_conditions(pr)
-            .clustering(clustering(clus, cluster_pages))
-            .cluster_victim(if order_victim { ClusterVictim::OrderVictim } else { ClusterVictim::Priority });
-        both(opts, frames, &trace, flush_every);
+        let victim = if order_victim { ClusterVictim::OrderVictim } else { ClusterVictim::Priority };
+        both(&spec(window, group, r, pr, clus, cluster_pages, victim), frames, &trace, flush_every);
     }
 }
 
@@ -106,13 +107,7 @@ fn skewed_trace_with_many_windows() {
         .collect();
     for clus in 0..3 {
         for cv in [ClusterVictim::Priority, ClusterVictim::OrderVictim] {
-            let opts = FdBufferOptions::default()
-                .window_refs(500)
-                .group_size(4)
-                .fixed_r(20.0)
-                .clustering(clustering(clus, 8))
-                .cluster_victim(cv);
-            both(opts, 64, &trace, 0);
+            both(&spec(500, 4, 20.0, true, clus, 8, cv), 64, &trace, 0);
         }
     }
 }

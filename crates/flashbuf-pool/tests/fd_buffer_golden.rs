@@ -81,7 +81,6 @@ fn row_on<S: PageStore>(
     trace: &[(bool, u64)],
 ) -> String {
     let p = FdBuffer::from_options(FRAMES, opts).unwrap();
-    let h = p.handle();
     let pool = BufferPool::new(store, FRAMES, Box::new(p) as Box<dyn Policy>).unwrap();
     for &(w, pg) in trace {
         if w {
@@ -92,8 +91,8 @@ fn row_on<S: PageStore>(
     }
     pool.check_invariants().unwrap();
     let s = pool.stats();
-    let report = pool.policy_report();
-    let get = |k: &str| report.iter().find(|e| e.0 == k).map(|e| e.1).unwrap();
+    let report = pool.policy_report_full();
+    let get = |k: &str| report.get(k).unwrap();
     let mut line = format!(
         "{name} hits={} misses={} page_writes={} write_batches={} final_m_c={} r={:.1}",
         s.hits,
@@ -103,9 +102,9 @@ fn row_on<S: PageStore>(
         get("m_c"),
         get("r")
     );
-    let recs = h.window_records();
+    let recs = &report.windows;
     if !recs.is_empty() {
-        let (with, without) = mean_errors(&recs);
+        let (with, without) = mean_errors(recs);
         let without = without.unwrap();
         line += &format!(
             " err_pr={:.4}/{:.4}/{:.4} err_no_pr={:.4}/{:.4}/{:.4}",

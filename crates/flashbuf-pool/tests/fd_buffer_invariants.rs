@@ -13,7 +13,6 @@ use std::collections::HashMap;
 
 fn drive(frames: usize, opts: FdBufferOptions, ops: &[(u8, u64, u8)]) {
     let mut p = FdBuffer::from_options(frames, opts).unwrap();
-    let h = p.handle();
     let mut table: HashMap<u64, FrameId> = HashMap::new();
     let mut holds: Vec<Option<u64>> = vec![None; frames];
     let mut dirty = vec![false; frames];
@@ -44,7 +43,7 @@ fn drive(frames: usize, opts: FdBufferOptions, ops: &[(u8, u64, u8)]) {
             } else {
                 let pinned = FrameId(u32::from(pin) % frames as u32);
                 let evictable = |f: FrameId| f != pinned || frames == 1;
-                h.set_next_access(access);
+                p.prepare_miss(access);
                 let v = p.choose_victim(&evictable).expect("a victim");
                 let (victim, batch): (FrameId, Vec<FrameId>) = match v {
                     Victim::Evict(f) => (f, vec![]),
@@ -115,28 +114,27 @@ fn pools_follow_algorithm_2() {
         FdBufferOptions::default().fixed_r(10.0).window_refs(1_000),
     )
     .unwrap();
-    let h = p.handle();
     p.on_insert(FrameId(0), PageId(100), Access::Write);
     for f in 1..4u32 {
         p.on_insert(FrameId(f), PageId(u64::from(f)), Access::Read);
     }
     assert_eq!((p.pool_sizes(), p.m_c()), ((3, 1), 2));
     // Write miss, |C| = 3 > M_c: FindVictimForDirty takes C's LRU page (frame 1).
-    h.set_next_access(Access::Write);
+    p.prepare_miss(Access::Write);
     assert_eq!(p.choose_victim(&|_| true), Some(Victim::Evict(FrameId(1))));
     p.on_remove(FrameId(1));
     p.on_insert(FrameId(1), PageId(101), Access::Write);
     assert_eq!(p.pool_sizes(), (2, 2));
     // |C| = M_c: a write miss now evicts from D (frame 0, LRU dirty page) ...
-    h.set_next_access(Access::Write);
+    p.prepare_miss(Access::Write);
     assert_eq!(p.choose_victim(&|_| true), Some(Victim::Evict(FrameId(0))));
     // ... and a read miss from C (frame 2).
-    h.set_next_access(Access::Read);
+    p.prepare_miss(Access::Read);
     assert_eq!(p.choose_victim(&|_| true), Some(Victim::Evict(FrameId(2))));
     // A write hit moves a clean page to D: |D| = 3 > M_d, so a read miss evicts from D.
     p.on_hit(FrameId(3), Access::Write);
     assert_eq!(p.pool_sizes(), (1, 3));
-    h.set_next_access(Access::Read);
+    p.prepare_miss(Access::Read);
     assert_eq!(p.choose_victim(&|_| true), Some(Victim::Evict(FrameId(0))));
     // Unannounced misses are taken as reads and counted (a reference clears the
     // announcement).

@@ -8,24 +8,20 @@ mod fd_buffer_support;
 
 use fd_buffer_support::small_store;
 use flashbuf_core::PageId;
-use flashbuf_pool::policy::fd_buffer::{FdBuffer, FdBufferHandle, FdBufferOptions};
+use flashbuf_pool::policy::fd_buffer::{FdBuffer, FdBufferOptions};
 use flashbuf_pool::policy::offline::{bounds, simulate, CostModel, DenseTrace, OfflinePolicy};
-use flashbuf_pool::policy::{Access, Lru, Policy};
+use flashbuf_pool::policy::{Lru, Policy};
 use flashbuf_pool::{BufferPool, PoolStats};
 use proptest::prelude::*;
 
 fn replay(
     policy: Box<dyn Policy>,
-    hint: Option<&FdBufferHandle>,
     frames: usize,
     trace: &[(bool, u64)],
     final_flush: bool,
 ) -> PoolStats {
     let pool = BufferPool::new(small_store(), frames, policy).unwrap();
     for &(w, p) in trace {
-        if let Some(h) = hint {
-            h.set_next_access(if w { Access::Write } else { Access::Read });
-        }
         if w {
             drop(pool.write(PageId(p)).unwrap());
         } else {
@@ -62,11 +58,10 @@ proptest! {
         let c = |s: PoolStats| cost.cost(s.page_reads, s.page_writes);
         prop_assert!(b.lower <= b.upper + 1e-9, "lower {} upper {}", b.lower, b.upper);
 
-        let lru = c(replay(Box::new(Lru::new(frames)), None, frames, &trace, final_flush));
+        let lru = c(replay(Box::new(Lru::new(frames)), frames, &trace, final_flush));
         prop_assert!(b.lower <= lru + 1e-9, "lower {} > LRU {}", b.lower, lru);
         let fdb = FdBuffer::new(frames, FdBufferOptions::default().fixed_r(r).window_refs(20)).unwrap();
-        let h = fdb.handle();
-        let fd = c(replay(Box::new(fdb), Some(&h), frames, &trace, final_flush));
+        let fd = c(replay(Box::new(fdb), frames, &trace, final_flush));
         prop_assert!(b.lower <= fd + 1e-9, "lower {} > FD-Buffer {}", b.lower, fd);
 
         // Every heuristic's pool replay costs what the direct simulation says; the best
@@ -75,7 +70,7 @@ proptest! {
         for &(rule, res, cst) in &b.candidates {
             let s = replay(
                 Box::new(OfflinePolicy::from_dense(dense.clone(), frames, rule)),
-                None, frames, &trace, final_flush,
+                frames, &trace, final_flush,
             );
             prop_assert_eq!(s.misses, res.misses);
             prop_assert!((c(s) - cst).abs() < 1e-9, "{:?}: pool {} sim {}", rule, c(s), cst);
@@ -83,7 +78,7 @@ proptest! {
         }
         let best = replay(
             Box::new(OfflinePolicy::new(&trace, frames, b.best_rule)),
-            None, frames, &trace, final_flush,
+            frames, &trace, final_flush,
         );
         prop_assert!((c(best) - b.upper).abs() < 1e-9);
         prop_assert_eq!(b.min_misses, simulate(&dense, frames, flashbuf_pool::policy::offline::OfflineRule::Belady).misses);
@@ -96,7 +91,7 @@ fn write_lower_bound_is_tight_on_a_cyclic_write_stream() {
     // 3 + ceil-ish; every policy must write back at least misses − 2 pages.
     let trace: Vec<(bool, u64)> = (0..30).map(|i| (true, i % 3)).collect();
     let b = bounds(&trace, 2, CostModel::with_r(10.0));
-    let lru = replay(Box::new(Lru::new(2)), None, 2, &trace, false);
+    let lru = replay(Box::new(Lru::new(2)), 2, &trace, false);
     assert!(b.min_write_backs > 0);
     assert!(b.min_write_backs <= lru.page_writes);
     // With only writes, every miss is a write-back later (except the resident ones), so

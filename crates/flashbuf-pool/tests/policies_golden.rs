@@ -1,13 +1,14 @@
 #![allow(clippy::unwrap_used)]
-//! Golden counts per policy on the TPC-C sample: the first 200,000 references of
+//! Golden counts of every entry of the policy table (`flashbuf_pool::policy::POLICIES`,
+//! each entry's `golden` specs) on the TPC-C sample: the first 200,000 references of
 //! `../shared/traces/tpcc-pg15-w4.pagetrace.csv.zst` (the bundled
 //! `testdata/traces/tpcc-sample.pagetrace.csv.zst` when present: the same references),
-//! replayed through the pool over a direct store on memory, 1,024 frames of 512 bytes.
-//! Any change in a policy's decisions changes these numbers.
-//!
-//! To regenerate after a deliberate change, run
-//! `FLASHBUF_REGEN_GOLDEN=1 cargo test -p flashbuf-pool --test policies_golden -- --nocapture`
-//! and paste the printed table over `GOLDEN`.
+//! replayed through the pool over a direct store on memory, 1,024 frames of 512 bytes,
+//! policies built for a device with reads costing 1 and writes 25 (the FD-Buffer paper's
+//! flash-25: CASA's costs, FD-Buffer's `R`). Any change in a policy's decisions changes
+//! these numbers. The rows are in `tests/golden/policies.txt`; a table entry (or golden
+//! spec) without a row fails, naming it. To regenerate after a deliberate change, run
+//! `FLASHBUF_REGEN_GOLDEN=1 cargo test -p flashbuf-pool --test policies_golden`.
 //!
 //! Page numbers are remapped before the replay, order- and cluster-preserving: cluster
 //! `page / 64` becomes its rank among the trace's distinct clusters, the offset in the
@@ -17,27 +18,36 @@
 //! stays small (the raw numbers reach 1.4·10⁹, one relation per 2²⁴ pages).
 
 mod common;
+mod golden_rows;
 
 use common::{Call, Recording};
-use flashbuf_core::PageId;
+use flashbuf_core::config::{Options, Spec};
+use flashbuf_core::{DeviceFacts, PageId};
 use flashbuf_device::MemDevice;
-use flashbuf_pool::policy::reference::{
-    NaiveCasa, NaiveCfdc, NaiveCflru, NaiveClustered, NaiveLru,
-};
-use flashbuf_pool::policy::{
-    Casa, CasaConfig, Cfdc, CfdcConfig, Cflru, CflruConfig, Clustered, ClusteringConfig, Lru,
-    Policy,
-};
+use flashbuf_pool::policy::registry::{self, PolicyContext};
+use flashbuf_pool::policy::{Policy, POLICIES};
 use flashbuf_pool::{BufferPool, PoolStats};
 use flashbuf_store::{DirectStore, DirectStoreConfig, PageStore};
+use golden_rows::Row;
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 
 const REFS: usize = 200_000;
 const FRAMES: usize = 1024;
-/// CASA's costs in the golden runs: writes 25× reads (the FD-Buffer paper's flash-25).
-const CASA_COSTS: (f64, f64) = (1.0, 25.0);
+/// The device the policies are built for: writes 25× reads (the FD-Buffer paper's
+/// flash-25), no erase block (clusters of 64 pages).
+const FACTS: DeviceFacts = DeviceFacts {
+    erase_block_bytes: None,
+    read_us: 1.0,
+    write_us: 25.0,
+};
+/// Page size of the store.
+const PAGE_SIZE: usize = 512;
+/// The golden file.
+const GOLDEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/policies.txt");
+/// The command that regenerates it.
+const REGEN: &str = "FLASHBUF_REGEN_GOLDEN=1 cargo test -p flashbuf-pool --test policies_golden";
 
 fn trace_path() -> PathBuf {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -87,7 +97,7 @@ fn load(n: usize) -> Vec<(bool, u64)> {
 
 fn store() -> DirectStore<MemDevice> {
     let cfg = DirectStoreConfig {
-        page_size: 512,
+        page_size: PAGE_SIZE,
         grow_bytes: 4 << 20,
     };
     DirectStore::create(MemDevice::new(0), cfg).unwrap()
@@ -104,78 +114,101 @@ fn replay<S: PageStore>(pool: &BufferPool<S>, refs: &[(bool, u64)]) {
     pool.check_invariants().unwrap();
 }
 
-fn casa(frames: usize) -> Casa {
-    Casa::new(frames, CASA_COSTS.0, CASA_COSTS.1).unwrap()
+/// Builds `spec` through the policy table for `frames` frames (offline entries get
+/// `refs`).
+fn build(spec: &str, frames: usize, refs: &[(bool, u64)]) -> Box<dyn Policy> {
+    let ctx = PolicyContext::new(frames, PAGE_SIZE, FACTS).with_trace(refs);
+    let parsed = Spec::parse(spec, |_| false).unwrap();
+    let (_, factory) = registry::parse(&parsed).unwrap_or_else(|e| panic!("{spec}: {e}"));
+    factory
+        .build(&ctx)
+        .unwrap_or_else(|e| panic!("{spec}: {e}"))
 }
-
-fn policies(frames: usize) -> Vec<(&'static str, Box<dyn Policy>)> {
-    vec![
-        ("lru", Box::new(Lru::new(frames))),
-        ("cflru", Box::new(Cflru::new(frames))),
-        ("cfdc", Box::new(Cfdc::new(frames))),
-        ("casa", Box::new(casa(frames))),
-        (
-            "lru+batch",
-            Box::new(Clustered::new(Lru::new(frames), ClusteringConfig::batch(64)).unwrap()),
-        ),
-        (
-            "lru+drain",
-            Box::new(Clustered::new(Lru::new(frames), ClusteringConfig::drain(64)).unwrap()),
-        ),
-        (
-            "cflru+batch",
-            Box::new(Clustered::new(Cflru::new(frames), ClusteringConfig::batch(64)).unwrap()),
-        ),
-    ]
-}
-
-/// (policy, hits, misses, page_writes, write_batches, dirty_evictions)
-type Row = (&'static str, u64, u64, u64, u64, u64);
-
-const GOLDEN: &[Row] = &[
-    ("lru", 167989, 32011, 13768, 0, 13768),
-    ("cflru", 166507, 33493, 12764, 0, 12764),
-    ("cfdc", 166039, 33961, 13105, 0, 13105),
-    ("casa", 166323, 33677, 12749, 0, 12749),
-    ("lru+batch", 167989, 32011, 14414, 3202, 6629),
-    ("lru+drain", 167947, 32053, 14236, 0, 14236),
-    ("cflru+batch", 166455, 33545, 12981, 2732, 4236),
-];
 
 #[test]
 fn golden_counts_on_the_tpcc_sample() {
     let refs = load(REFS);
-    let mut rows: Vec<Row> = Vec::new();
-    for (name, policy) in policies(FRAMES) {
-        let pool = BufferPool::new(store(), FRAMES, policy).unwrap();
-        replay(&pool, &refs);
-        let s: PoolStats = pool.stats();
-        assert_eq!(s.hits + s.misses, REFS as u64);
-        rows.push((
-            name,
-            s.hits,
-            s.misses,
-            s.page_writes,
-            s.write_batches,
-            s.dirty_evictions,
-        ));
-    }
-    if std::env::var_os("FLASHBUF_REGEN_GOLDEN").is_some() {
-        println!("const GOLDEN: &[Row] = &[");
-        for r in &rows {
-            println!("    {r:?},");
+    let mut rows = Vec::new();
+    for entry in POLICIES {
+        assert!(
+            !entry.golden.is_empty(),
+            "{} has no golden spec",
+            entry.name
+        );
+        for &spec in entry.golden {
+            let pool = BufferPool::new(store(), FRAMES, build(spec, FRAMES, &refs)).unwrap();
+            replay(&pool, &refs);
+            let s: PoolStats = pool.stats();
+            assert_eq!(s.hits + s.misses, REFS as u64);
+            rows.push(Row {
+                key: spec.to_string(),
+                values: format!(
+                    "hits={} misses={} page_writes={} write_batches={} dirty_evictions={}",
+                    s.hits, s.misses, s.page_writes, s.write_batches, s.dirty_evictions
+                ),
+            });
         }
-        println!("];");
-        return;
     }
-    assert_eq!(
-        rows, GOLDEN,
-        "golden counts changed; see the module doc to regenerate"
+    golden_rows::check(
+        std::path::Path::new(GOLDEN),
+        REGEN,
+        &[
+            "Golden counts of every policy table entry's golden specs (tests/policies_golden.rs):",
+            "first 200,000 references of the TPC-C sample, 1,024 frames of 512 bytes, reads 1 / writes 25.",
+        ],
+        &rows,
+    );
+}
+
+/// Every entry's schema is well formed and every documented default parses: the bare
+/// name of every entry (all defaults) parses.
+#[test]
+fn every_entry_has_a_sound_schema_and_its_defaults_parse() {
+    let mut names = BTreeSet::new();
+    for e in POLICIES {
+        assert!(names.insert(e.name), "{} registered twice", e.name);
+        assert!(!e.help.is_empty(), "{} has no help", e.name);
+        Options::check_schema(e.options).unwrap_or_else(|m| panic!("{}: {m}", e.name));
+        let bare = Spec::parse(e.name, |_| false).unwrap();
+        let o = Options::validate(&bare, e.options).unwrap();
+        for opt in e.options {
+            if opt.default.is_some() {
+                assert!(!o.given(opt.key), "{}", opt.key);
+            }
+        }
+        e.parse_spec(&bare)
+            .unwrap_or_else(|err| panic!("{} with its defaults: {err}", e.name));
+        assert_eq!(
+            e.golden.first(),
+            Some(&e.name),
+            "{}: golden specs start with the bare name",
+            e.name
+        );
+        for spec in e.golden {
+            let s = Spec::parse(spec, |_| false).unwrap();
+            assert_eq!(s.name, e.name, "{spec} is not a spec of {}", e.name);
+            e.parse_spec(&s)
+                .unwrap_or_else(|err| panic!("{spec}: {err}"));
+        }
+        assert_eq!(e.help_lines().len(), e.options.len() + 1);
+    }
+    // A typo is refused at parse time, naming the option and the valid keys.
+    let e = registry::parse(&Spec::parse("cfdc:windw=0.5", |_| false).unwrap()).unwrap_err();
+    assert!(
+        e.to_string().contains("'windw'") && e.to_string().contains("window, cluster_size"),
+        "{e}"
+    );
+    let e = registry::lookup("lruu").unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("lru, cflru, cfdc, casa, fd-buffer, belady, offline"),
+        "{e}"
     );
 }
 
 /// On the real trace too, each policy and its naive version make the same decisions
-/// (a prefix, at a buffer small enough for the naive scans).
+/// (a prefix, at a buffer small enough for the naive scans): every golden spec of every
+/// entry with a reference that models it.
 #[test]
 fn naive_versions_agree_on_a_tpcc_prefix() {
     let refs = load(40_000);
@@ -186,53 +219,26 @@ fn naive_versions_agree_on_a_tpcc_prefix() {
         let calls: Vec<Call> = pool.store().take();
         (pool.stats(), calls)
     };
-    let cfdc = CfdcConfig::default();
-    let cflru = CflruConfig::default();
-    let casa_cfg = CasaConfig {
-        read_cost: CASA_COSTS.0,
-        write_cost: CASA_COSTS.1,
-        ..CasaConfig::default()
-    };
-    let pairs: Vec<(Box<dyn Policy>, Box<dyn Policy>)> = vec![
-        (
-            Box::new(Cflru::with_config(frames, cflru).unwrap()),
-            Box::new(NaiveCflru::new(frames, cflru).unwrap()),
-        ),
-        (
-            Box::new(Cfdc::with_config(frames, cfdc).unwrap()),
-            Box::new(NaiveCfdc::new(frames, cfdc).unwrap()),
-        ),
-        (
-            Box::new(Casa::with_config(frames, casa_cfg).unwrap()),
-            Box::new(NaiveCasa::new(frames, casa_cfg).unwrap()),
-        ),
-        (
-            Box::new(Clustered::new(Lru::new(frames), ClusteringConfig::drain(64)).unwrap()),
-            Box::new(
-                NaiveClustered::new(NaiveLru::new(frames), ClusteringConfig::drain(64)).unwrap(),
-            ),
-        ),
-    ];
     // The kinetic tournament really works on this trace: orders flip as globaltime grows.
-    let pool = BufferPool::new(
-        store(),
-        frames,
-        Box::new(Cfdc::with_config(frames, cfdc).unwrap()),
-    )
-    .unwrap();
+    let pool = BufferPool::new(store(), frames, build("cfdc", frames, &refs)).unwrap();
     replay(&pool, &refs);
-    let report = pool.policy_report();
-    let events = report
-        .iter()
-        .find(|(k, _)| *k == "kinetic_events")
-        .unwrap()
-        .1;
-    assert!(events > 100.0, "{report:?}");
-    for (fast, naive) in pairs {
-        let name = fast.name();
-        assert!(
-            run(fast) == run(naive),
-            "{name} differs from its naive version"
-        );
+    let events = pool.policy_report_full().get("kinetic_events").unwrap();
+    assert!(events > 100.0, "{events}");
+    let ctx = PolicyContext::new(frames, PAGE_SIZE, FACTS);
+    let mut compared = 0;
+    for entry in POLICIES.iter().filter(|e| e.reference.is_some()) {
+        for spec in entry.golden {
+            let (_, factory) = registry::parse(&Spec::parse(spec, |_| false).unwrap()).unwrap();
+            let Some(naive) = factory.build_reference(&ctx) else {
+                continue;
+            };
+            let fast = factory.build(&ctx).unwrap();
+            assert!(
+                run(fast) == run(naive.unwrap()),
+                "{spec} differs from its naive version"
+            );
+            compared += 1;
+        }
     }
+    assert!(compared >= 10, "{compared} golden specs compared");
 }

@@ -103,10 +103,12 @@ fn corrupt_page_is_an_error_and_never_cached() {
     pool.sync().unwrap();
     drop(pool.read(PageId(10)).unwrap());
     drop(pool.read(PageId(11)).unwrap()); // page 3 evicted
-                                          // Corrupt page 3 on the device: data offset 4096 + 3 * 512, one byte in its payload.
+                                          // Corrupt page 3 on the device (behind the superblock and the state record), one byte
+                                          // of its payload.
+    let data = flashbuf_store::Superblock::reserved_bytes(512);
     pool.store()
         .device()
-        .write_at(4096 + 3 * 512 + 40, &[0xee])
+        .write_at(data + 3 * 512 + 40, &[0xee])
         .unwrap();
     for _ in 0..2 {
         let e = pool.read(PageId(3)).err().expect("corrupt page served");

@@ -7,17 +7,17 @@
 //! (a lost update). Fixed: the pool poisons itself on any write-back, flush or sync failure
 //! and on device errors of reads; every later call returns `StoreError::Poisoned` until the
 //! store is reopened. Reopening returns every synced page (checked against the model) —
-//! for every store in `flashbuf_store::testing::STORES`.
+//! for every crash variant of every store in `flashbuf_store::STORES`.
 
 use flashbuf_core::page::HEADER_BYTES;
 use flashbuf_core::PageId;
 use flashbuf_device::fault::{CrashMode, FaultDevice, FaultKind, FaultPlan};
 use flashbuf_pool::policy::Lru;
 use flashbuf_pool::{BufferPool, PoolError};
-use flashbuf_store::testing::content::fill;
-use flashbuf_store::testing::model::Model;
-use flashbuf_store::testing::{StoreFactory, STORES};
 use flashbuf_store::{PageStore, StoreError};
+use flashbuf_testkit::content::fill;
+use flashbuf_testkit::model::Model;
+use flashbuf_testkit::CrashStore;
 use std::sync::Arc;
 
 const PS: usize = 4096;
@@ -38,7 +38,7 @@ struct Harness {
 }
 
 impl Harness {
-    fn new(f: &StoreFactory) -> Self {
+    fn new(f: &CrashStore) -> Self {
         let dev = Arc::new(FaultDevice::new(0));
         let store = f.create(Box::new(dev.clone()), PS).unwrap();
         let pool = BufferPool::new(store, FRAMES, Box::new(Lru::new(FRAMES))).unwrap();
@@ -96,7 +96,7 @@ fn assert_poisoned<T>(what: &str, r: Result<T, PoolError>) {
     }
 }
 
-fn check(f: &StoreFactory, fault: Fault, kind: FaultKind) {
+fn check(f: &CrashStore, fault: Fault, kind: FaultKind) {
     let ctx = format!("store '{}', {fault:?} fault, {kind:?}", f.name);
     let mut h = Harness::new(f);
     for pid in 0..3 {
@@ -168,7 +168,7 @@ fn check(f: &StoreFactory, fault: Fault, kind: FaultKind) {
 
 #[test]
 fn a_pool_over_a_failed_store_is_poisoned_until_reopened() {
-    for f in STORES {
+    for f in &CrashStore::variants().unwrap() {
         for fault in [Fault::Read, Fault::Write, Fault::Sync] {
             for kind in [FaultKind::Eio, FaultKind::Enospc] {
                 check(f, fault, kind);

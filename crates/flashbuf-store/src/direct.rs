@@ -8,11 +8,23 @@
 //!
 //! Durability: `sync` syncs the device. Pages are written whole and never torn by the store
 //! itself; a device that tears a write leaves a page that fails its checksum, which a read
-//! reports as [`StoreError::Corrupt`].
+//! reports as [`StoreError::Corrupt`]. A `sync` after the data area grew records its new
+//! extent in the state record ([`crate::state`]); opening a device shorter than the
+//! recorded extent (a truncated file: its lost pages would read as never written) is
+//! refused.
+//!
+//! On-device structures: the superblock, the two state record copies, the pages. Damage
+//! to the superblock refuses the open; to one state copy, the other (an earlier, still
+//! true generation) is used; to both, the open is refused; to a page, that page reads
+//! corrupt. A device that silently returns an older *valid* image of a page (a lost write)
+//! cannot be told from the page itself: this store keeps no per-page version map.
 
 use crate::counters::StoreCounters;
 use crate::growth::{check_fits, Growth};
+use crate::registry::{self, GrowStep, StoreContext, StoreFactory};
+use crate::state::StateArea;
 use crate::{PageStore, PageWrite, Poison, ReadOutcome, StoreError, StoreStats, Superblock};
+use flashbuf_core::config::{ConfigError, OptionSpec, Options};
 use flashbuf_core::page::{self, is_valid_page_size, PageState};
 use flashbuf_core::{DeviceStats, DirtyRanges, PageId};
 use flashbuf_device::{Device, WriteOp};
@@ -48,6 +60,9 @@ impl DirectStoreConfig {
 /// Kind name written in the superblock.
 pub const KIND: &str = "direct";
 
+/// Bytes of one copy of the direct store's state record (header only: the extent).
+const STATE_COPY_BYTES: u64 = 4096;
+
 /// The in-place store.
 ///
 /// ```
@@ -72,17 +87,19 @@ pub struct DirectStore<D> {
     data_offset: u64,
     poison: Poison,
     grow: Growth,
+    state: StateArea,
     counters: StoreCounters,
 }
 
 impl<D: Device> DirectStore<D> {
-    fn new(dev: D, cfg: DirectStoreConfig, data_offset: u64) -> Self {
+    fn new(dev: D, cfg: DirectStoreConfig, data_offset: u64, state: StateArea) -> Self {
         Self {
             dev,
             cfg,
             data_offset,
             poison: Poison::default(),
             grow: Growth::new(cfg.page_size, cfg.grow_bytes),
+            state,
             counters: StoreCounters::default(),
         }
     }
@@ -109,11 +126,13 @@ impl<D: Device> DirectStore<D> {
             data_offset,
             config_fingerprint: 0,
             salt: 0,
+            state_copy_bytes: STATE_COPY_BYTES as u32,
             extra: Vec::new(),
         };
         sb.write(&dev)?;
+        let state = StateArea::format(&dev, STATE_COPY_BYTES, sb.salt, data_offset, Vec::new())?;
         dev.sync()?;
-        Ok(Self::new(dev, cfg, data_offset))
+        Ok(Self::new(dev, cfg, data_offset, state))
     }
 
     /// Opens an existing direct store; refuses a device holding anything else, or a store
@@ -122,6 +141,12 @@ impl<D: Device> DirectStore<D> {
         Self::check_config(&cfg)?;
         let sb = Superblock::read(&dev)?;
         sb.expect(KIND, cfg.page_size, 0)?;
+        if u64::from(sb.state_copy_bytes) != STATE_COPY_BYTES {
+            return Err(StoreError::Format(format!(
+                "direct store with a state record of {} bytes (expected {STATE_COPY_BYTES}): the store is corrupt",
+                sb.state_copy_bytes
+            )));
+        }
         let reserved = Superblock::reserved_bytes(cfg.page_size);
         if sb.data_offset < reserved {
             return Err(StoreError::Format(format!(
@@ -131,13 +156,24 @@ impl<D: Device> DirectStore<D> {
         }
         // A garbled offset must not send writes to exabyte offsets or break alignment
         // (regression test `regression_direct_data_offset`).
-        if !sb.data_offset.is_multiple_of(reserved) || sb.data_offset > dev.len() {
+        if sb.data_offset != reserved {
             return Err(StoreError::Format(format!(
-                "superblock data offset {} is not a multiple of {reserved} inside the device ({} bytes): the store is corrupt",
-                sb.data_offset,
-                dev.len()
+                "superblock data offset {} is not {reserved}: the store is corrupt",
+                sb.data_offset
             )));
         }
+        if sb.data_offset > dev.len() {
+            return Err(StoreError::Format(format!(
+                "{} holds {} bytes, less than its data offset {}: the store file is truncated",
+                dev.describe(),
+                dev.len(),
+                sb.data_offset
+            )));
+        }
+        let (state, _) = StateArea::load(&dev, STATE_COPY_BYTES, sb.salt)?;
+        // A file shorter than its durable extent lost pages that were synced (regression
+        // test `regression_truncated_store`).
+        state.check_extent(&dev)?;
         // The data area only ever grows by whole pages: anything else is a truncated or
         // damaged file (regression test `regression_direct_truncated_data_area`).
         let data_bytes = dev.len() - sb.data_offset;
@@ -147,7 +183,7 @@ impl<D: Device> DirectStore<D> {
                 cfg.page_size
             )));
         }
-        Ok(Self::new(dev, cfg, sb.data_offset))
+        Ok(Self::new(dev, cfg, sb.data_offset, state))
     }
 
     /// Opens the store on `dev`, formatting it first if the device is empty (length 0).
@@ -265,7 +301,10 @@ impl<D: Device> PageStore for DirectStore<D> {
 
     fn sync(&self) -> Result<(), StoreError> {
         self.poison.check()?;
+        let len_before = self.dev.len();
         self.poison.guard(self.dev.sync())?;
+        self.state
+            .commit_extent(&self.dev, &self.poison, len_before)?;
         self.counters.synced();
         Ok(())
     }
@@ -289,8 +328,69 @@ impl<D: Device> PageStore for DirectStore<D> {
         if !(len - self.data_offset).is_multiple_of(self.cfg.page_size as u64) {
             return Err(format!("data area of {len} bytes is not whole pages"));
         }
+        if len < self.state.data_end() {
+            return Err(format!(
+                "device length {len} is below the recorded data end {}",
+                self.state.data_end()
+            ));
+        }
         Ok(())
     }
+}
+
+/// The direct store's options in the registry ([`crate::registry::STORES`]).
+pub(crate) const OPTIONS: &[OptionSpec] = &[registry::GROW, registry::GROW_PAGES];
+
+/// The direct store's typed configuration (its growth step; the page size comes from the
+/// context).
+#[derive(Debug, Clone, Copy)]
+struct DirectFactory {
+    grow: GrowStep,
+}
+
+impl DirectFactory {
+    fn config(&self, page_size: usize) -> DirectStoreConfig {
+        DirectStoreConfig {
+            page_size,
+            grow_bytes: self.grow.bytes(page_size),
+        }
+    }
+}
+
+impl StoreFactory for DirectFactory {
+    fn create(
+        &self,
+        device: Box<dyn Device>,
+        ctx: &StoreContext<'_>,
+    ) -> Result<Box<dyn PageStore>, StoreError> {
+        Ok(Box::new(DirectStore::create(
+            device,
+            self.config(ctx.page_size),
+        )?))
+    }
+
+    fn open(
+        &self,
+        device: Box<dyn Device>,
+        ctx: &StoreContext<'_>,
+    ) -> Result<Box<dyn PageStore>, StoreError> {
+        Ok(Box::new(DirectStore::open(
+            device,
+            self.config(ctx.page_size),
+        )?))
+    }
+
+    fn check(&self, page_size: usize) -> Result<(), ConfigError> {
+        DirectStore::<Box<dyn Device>>::check_config(&self.config(page_size))
+            .map_err(|e| registry::invalid(KIND, e))
+    }
+}
+
+/// Parses the direct store's validated options (no I/O).
+pub(crate) fn parse_options(o: &Options) -> Result<Box<dyn StoreFactory>, ConfigError> {
+    Ok(Box::new(DirectFactory {
+        grow: GrowStep::from_options(o)?,
+    }))
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! Store errors.
 
-use flashbuf_core::{page::PageCheckError, PageId};
+use flashbuf_core::{page::PageCheckError, ConfigError, PageId};
 use flashbuf_device::DeviceError;
 use thiserror::Error;
 
@@ -31,4 +31,8 @@ pub enum StoreError {
     /// The store is full.
     #[error("store full: {0}")]
     Full(String),
+    /// A configuration that could be resolved only with the device (a device profile
+    /// that could not be measured or loaded, a staging area the profile makes empty).
+    #[error(transparent)]
+    Config(#[from] ConfigError),
 }

@@ -1,5 +1,6 @@
 //! Growing a store's device, shared by the stores: in steps of whole pages, one grower at
-//! a time, never past a fixed capacity; and the check that refuses a page that can never
+//! a time, never past a fixed capacity (the next promise sync records the new extent in
+//! the state record, [`crate::state`]); and the check that refuses a page that can never
 //! fit the device.
 
 use crate::{Poison, StoreError};
@@ -28,7 +29,7 @@ impl Growth {
     /// Grows `dev` so that `end` bytes fit: by at least one step, but no further than a
     /// fixed-capacity device allows. A failing `set_len` poisons the store; callers refuse
     /// pages beyond the capacity first ([`check_fits`]), so that takes a device error.
-    pub(crate) fn ensure<D: Device + ?Sized>(
+    pub(crate) fn ensure<D: Device>(
         &self,
         dev: &D,
         poison: &Poison,

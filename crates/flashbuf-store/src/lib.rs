@@ -8,8 +8,9 @@
 //! - [`LogStore`]: pages written out of place into segments, with a cleaner
 //!   ([`log_store`]).
 //!
-//! [`testing`] holds the crash-consistency harness every store must pass (fault device,
-//! model, crash points, store factories); the lab's `flashbuf torture` uses it too.
+//! [`registry::STORES`] is the one table of stores (name, typed options, factory, crash
+//! variants): the lab, `flashbuf check`/`torture` and every crash suite of the test kit
+//! (crate `flashbuf-testkit`) build stores through it.
 //!
 //! Every store follows the durability contract of `design.md` §6: after
 //! [`PageStore::sync`] returns, every page written before it survives a crash with exactly
@@ -23,15 +24,17 @@ mod error;
 mod growth;
 pub mod log_store;
 mod poison;
+pub mod registry;
 mod salt;
 pub mod stable_buffer;
+pub mod state;
 mod superblock;
-pub mod testing;
 
 pub use direct::{DirectStore, DirectStoreConfig};
 pub use error::StoreError;
 pub use log_store::{LogStore, LogStoreConfig};
 pub use poison::Poison;
+pub use registry::{StoreContext, StoreEntry, StoreFactory, STORES};
 pub use stable_buffer::{StableBufferConfig, StableBufferStore};
 pub use superblock::{Superblock, SUPERBLOCK_FORMAT, SUPERBLOCK_MAGIC};
 
@@ -118,7 +121,8 @@ pub trait PageStore: Send + Sync {
         Ok(())
     }
     /// Store-specific figures for reports (`name`, value): write amplification, cleaning
-    /// I/O, ... The lab prints them beside the run's result; empty by default.
+    /// I/O, staging counters, memory, ... The lab prints them beside the run's result;
+    /// empty by default.
     fn report(&self) -> Vec<(String, f64)> {
         Vec::new()
     }

@@ -10,13 +10,21 @@
 //! | 28..32   | page size in bytes |
 //! | 32..40   | byte offset of the store's data area |
 //! | 40..48   | configuration fingerprint (stores refuse a mismatch) |
-//! | 48..56   | salt chosen at format time (generation stamp for stores that need one) |
-//! | 56..60   | length `n` of the store-specific extra bytes |
-//! | 60..60+n | extra bytes (at most [`Superblock::EXTRA_MAX`]) |
+//! | 48..56   | salt chosen at format time (generation stamp; every store has one) |
+//! | 56..60   | bytes of one copy of the state record (a multiple of 4096) |
+//! | 60..64   | length `n` of the store-specific extra bytes |
+//! | 64..64+n | extra bytes (at most [`Superblock::EXTRA_MAX`]) |
 //! | 4092..4096 | CRC32C of bytes 0..4092 |
 //!
-//! The superblock occupies `max(4096, page_size)` bytes so that the data area stays aligned
-//! for `O_DIRECT`.
+//! The superblock is written once, at format time. Behind it lie the two copies of the
+//! store's state record ([`crate::state`]: the durable extent of the data area and
+//! store-specific promises), then the store's own areas, from
+//! [`Superblock::area_bytes`] on (a multiple of the page size, so that the data area stays
+//! aligned for `O_DIRECT`).
+//!
+//! Format history: version 1 had no state record (a truncated store read as unwritten
+//! pages; StableBuffer could not tell a damaged promised slot from a torn one); version 2
+//! (issue 11) adds it. A version-1 store is refused with a message saying so.
 
 use crate::StoreError;
 use flashbuf_core::page::is_valid_page_size;
@@ -25,7 +33,7 @@ use flashbuf_device::Device;
 /// Superblock magic.
 pub const SUPERBLOCK_MAGIC: [u8; 8] = *b"FLASHBUF";
 /// Superblock format version this build writes and reads.
-pub const SUPERBLOCK_FORMAT: u32 = 1;
+pub const SUPERBLOCK_FORMAT: u32 = 2;
 
 /// A decoded superblock.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,6 +48,8 @@ pub struct Superblock {
     pub config_fingerprint: u64,
     /// Salt chosen at format time.
     pub salt: u64,
+    /// Bytes of one copy of the state record behind the superblock.
+    pub state_copy_bytes: u32,
     /// Store-specific bytes.
     pub extra: Vec<u8>,
 }
@@ -48,11 +58,22 @@ impl Superblock {
     /// Bytes of the encoded superblock.
     pub const BYTES: usize = 4096;
     /// Most store-specific extra bytes.
-    pub const EXTRA_MAX: usize = 4096 - 64;
+    pub const EXTRA_MAX: usize = 4096 - 68;
+    /// Largest state record copy accepted (1 GiB).
+    pub const STATE_COPY_MAX: u32 = 1 << 30;
 
-    /// Size of the area the superblock reserves at the start of the device for a page size.
+    /// Bytes the superblock and two state copies of `state_copy_bytes` take at the start of
+    /// the device, rounded up to whole pages of `page_size`: where the store's own areas
+    /// begin.
+    pub fn area_bytes(page_size: usize, state_copy_bytes: u64) -> u64 {
+        let ps = page_size.max(1) as u64;
+        (Self::BYTES as u64 + 2 * state_copy_bytes).div_ceil(ps) * ps
+    }
+
+    /// [`Self::area_bytes`] for the smallest state record (one 4096-byte block per copy,
+    /// as the direct store has): where a direct store's data area begins.
     pub fn reserved_bytes(page_size: usize) -> u64 {
-        page_size.max(Self::BYTES) as u64
+        Self::area_bytes(page_size, 4096)
     }
 
     /// Encodes into a `BYTES`-long buffer.
@@ -72,8 +93,9 @@ impl Superblock {
         b[32..40].copy_from_slice(&self.data_offset.to_le_bytes());
         b[40..48].copy_from_slice(&self.config_fingerprint.to_le_bytes());
         b[48..56].copy_from_slice(&self.salt.to_le_bytes());
-        b[56..60].copy_from_slice(&(self.extra.len() as u32).to_le_bytes());
-        b[60..60 + self.extra.len()].copy_from_slice(&self.extra);
+        b[56..60].copy_from_slice(&self.state_copy_bytes.to_le_bytes());
+        b[60..64].copy_from_slice(&(self.extra.len() as u32).to_le_bytes());
+        b[64..64 + self.extra.len()].copy_from_slice(&self.extra);
         let c = flashbuf_core::page::crc32c(&b[..Self::BYTES - 4]);
         b[Self::BYTES - 4..].copy_from_slice(&c.to_le_bytes());
         Ok(b)
@@ -111,6 +133,11 @@ impl Superblock {
             u64::from_le_bytes(a)
         };
         let format = u32_at(8);
+        if format == 1 {
+            return refuse(format!(
+                "store format version 1, this build reads version {SUPERBLOCK_FORMAT}: the store was written by an earlier flashbuf without a state record (durable extent and promises); recreate it"
+            ));
+        }
         if format != SUPERBLOCK_FORMAT {
             return refuse(format!(
                 "store format version {format}, this build reads version {SUPERBLOCK_FORMAT}"
@@ -123,7 +150,16 @@ impl Superblock {
         if !is_valid_page_size(page_size as usize) {
             return refuse(format!("superblock names an invalid page size {page_size}"));
         }
-        let extra_len = u32_at(56) as usize;
+        let state_copy_bytes = u32_at(56);
+        if state_copy_bytes == 0
+            || !state_copy_bytes.is_multiple_of(4096)
+            || state_copy_bytes > Self::STATE_COPY_MAX
+        {
+            return refuse(format!(
+                "superblock names an invalid state record size {state_copy_bytes}"
+            ));
+        }
+        let extra_len = u32_at(60) as usize;
         if extra_len > Self::EXTRA_MAX {
             return refuse(format!("superblock extra length {extra_len} is invalid"));
         }
@@ -133,7 +169,8 @@ impl Superblock {
             data_offset: u64_at(32),
             config_fingerprint: u64_at(40),
             salt: u64_at(48),
-            extra: b[60..60 + extra_len].to_vec(),
+            state_copy_bytes,
+            extra: b[64..64 + extra_len].to_vec(),
         })
     }
 
@@ -196,6 +233,7 @@ mod tests {
             data_offset: 4096,
             config_fingerprint: 7,
             salt: 99,
+            state_copy_bytes: 4096,
             extra: vec![1, 2, 3],
         }
     }
@@ -218,6 +256,21 @@ mod tests {
         bad[30] ^= 1;
         assert!(msg(&bad).contains("checksum mismatch"));
         assert!(msg(&good[..100]).contains("too small"));
+        let reseal = |b: &mut Vec<u8>| {
+            let c = flashbuf_core::page::crc32c(&b[..Superblock::BYTES - 4]);
+            b[Superblock::BYTES - 4..].copy_from_slice(&c.to_le_bytes());
+        };
+        let mut v1 = good.clone();
+        v1[8..12].copy_from_slice(&1u32.to_le_bytes());
+        reseal(&mut v1);
+        assert!(msg(&v1).contains("format version 1") && msg(&v1).contains("recreate"));
+        let mut bad_state = good.clone();
+        bad_state[56..60].copy_from_slice(&100u32.to_le_bytes());
+        reseal(&mut bad_state);
+        assert!(msg(&bad_state).contains("state record size 100"));
+        assert_eq!(Superblock::area_bytes(512, 4096), 12288);
+        assert_eq!(Superblock::area_bytes(16384, 4096), 16384);
+        assert_eq!(Superblock::reserved_bytes(65536), 65536);
         let s = Superblock::decode(&good).unwrap();
         assert!(s
             .expect("direct", 8192, 7)

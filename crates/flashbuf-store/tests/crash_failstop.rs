@@ -1,5 +1,5 @@
 #![allow(clippy::unwrap_used)]
-//! Fail-stop, every store in `flashbuf_store::testing::STORES`: after an injected read,
+//! Fail-stop, every crash variant of every store in `flashbuf_store::STORES`: after an injected read,
 //! write or sync fault (EIO or ENOSPC, once or sticky) the store is poisoned — every later
 //! call returns `StoreError::Poisoned`, even once the device works again — and reopening
 //! the device (as a crash would leave it, or as it is) returns every synced page exactly
@@ -9,10 +9,10 @@ use flashbuf_core::page::HEADER_BYTES;
 use flashbuf_core::{DirtyRanges, PageId};
 use flashbuf_device::fault::{CrashMode, FaultDevice, FaultKind, FaultPlan};
 use flashbuf_device::Device;
-use flashbuf_store::testing::content::filled_page;
-use flashbuf_store::testing::model::Model;
-use flashbuf_store::testing::{StoreFactory, STORES};
 use flashbuf_store::{PageStore, PageWrite, StoreError};
+use flashbuf_testkit::content::filled_page;
+use flashbuf_testkit::model::Model;
+use flashbuf_testkit::CrashStore;
 use std::sync::Arc;
 
 const PS: usize = 4096;
@@ -32,7 +32,7 @@ struct Harness {
 }
 
 impl Harness {
-    fn new(f: &StoreFactory) -> Self {
+    fn new(f: &CrashStore) -> Self {
         let dev = Arc::new(FaultDevice::new(0));
         let store = f.create(Box::new(dev.clone()), PS).unwrap();
         Self {
@@ -95,7 +95,7 @@ fn assert_poisoned(what: &str, r: Result<(), StoreError>) {
     }
 }
 
-fn check_fail_stop(f: &StoreFactory, fault: Fault, kind: FaultKind, sticky: bool) {
+fn check_fail_stop(f: &CrashStore, fault: Fault, kind: FaultKind, sticky: bool) {
     let ctx = format!(
         "store '{}', {fault:?} fault, {kind:?}, sticky={sticky}",
         f.name
@@ -181,7 +181,8 @@ fn check_fail_stop(f: &StoreFactory, fault: Fault, kind: FaultKind, sticky: bool
 #[test]
 fn every_store_fails_stop_on_read_write_and_sync_faults() {
     let mut cases = 0;
-    for f in STORES {
+    let stores = CrashStore::variants().unwrap();
+    for f in &stores {
         for fault in [Fault::Read, Fault::Write, Fault::Sync] {
             for kind in [FaultKind::Eio, FaultKind::Enospc] {
                 for sticky in [false, true] {
@@ -191,14 +192,14 @@ fn every_store_fails_stop_on_read_write_and_sync_faults() {
             }
         }
     }
-    assert_eq!(cases, STORES.len() * 12);
+    assert_eq!(cases, stores.len() * 12);
 }
 
 /// The n-th operation fails rather than the first: poisoning does not depend on where in
 /// a run the fault lands.
 #[test]
 fn faults_later_in_a_run_poison_too() {
-    for f in STORES {
+    for f in &CrashStore::variants().unwrap() {
         for n in 1..12u64 {
             let mut h = Harness::new(f);
             h.dev.set_plan(FaultPlan {

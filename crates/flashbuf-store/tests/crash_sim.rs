@@ -1,5 +1,5 @@
 #![allow(clippy::unwrap_used)]
-//! Crash suite, every store in `flashbuf_store::testing::STORES`: random op sequences
+//! Crash suite, every crash variant of every store in `flashbuf_store::STORES`: random op sequences
 //! (whole and partial page writes of random pages with random bytes, batches, reads,
 //! syncs, crashes), each crash point checked under several crash modes (lose unsynced,
 //! keep all, prefixes and seeded subsets, torn at 512 B / 4 KB with old bytes or garbage),
@@ -9,8 +9,8 @@
 //! `FLASHBUF_CRASH_CASES=N` raises the number of scenarios per store (soak); the lab's
 //! `flashbuf torture --sim` runs the same harness for longer.
 
-use flashbuf_store::testing::sim::{run, store_front, CrashChoice, Edit, Op, SimConfig, SimReport};
-use flashbuf_store::testing::STORES;
+use flashbuf_testkit::sim::{run, store_front, CrashChoice, Edit, Op, SimConfig, SimReport};
+use flashbuf_testkit::CrashStore;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestRunner};
 use std::cell::RefCell;
@@ -73,7 +73,7 @@ fn cases() -> u32 {
 
 #[test]
 fn every_store_keeps_synced_pages_and_returns_old_or_new_after_any_crash() {
-    for factory in STORES {
+    for factory in &CrashStore::variants().unwrap() {
         let total = RefCell::new(SimReport::default());
         let config = Config {
             cases: cases(),
@@ -139,7 +139,7 @@ fn every_store_keeps_synced_pages_and_returns_old_or_new_after_any_crash() {
 /// every tear shape and many seeds.
 #[test]
 fn a_torn_overwrite_of_a_synced_page_is_old_new_or_corrupt() {
-    for factory in STORES {
+    for factory in &CrashStore::variants().unwrap() {
         for page_size in [512usize, 4096, 8192] {
             let mut total = SimReport::default();
             for tear in 1u8..5 {
@@ -196,12 +196,14 @@ fn a_torn_overwrite_of_a_synced_page_is_old_new_or_corrupt() {
 /// that failed its check, must be caught.
 mod harness_catches_broken_stores {
     use super::*;
+    use flashbuf_core::config::ConfigError;
     use flashbuf_core::{DeviceStats, DirtyRanges, PageId};
     use flashbuf_device::Device;
-    use flashbuf_store::testing::StoreFactory;
     use flashbuf_store::{
-        DirectStore, DirectStoreConfig, PageStore, ReadOutcome, StoreError, StoreStats,
+        DirectStore, DirectStoreConfig, PageStore, ReadOutcome, StoreContext, StoreError,
+        StoreFactory, StoreStats,
     };
+    use std::sync::Arc;
 
     /// Breaks one promise of the direct store.
     struct Broken {
@@ -220,7 +222,8 @@ mod harness_catches_broken_stores {
             match self.inner.read_page(pid, buf) {
                 // Return what the device holds instead of the error.
                 Err(StoreError::Corrupt { .. }) if !self.skip_sync => {
-                    let off = 4096 + pid.0 * buf.len() as u64;
+                    let off = flashbuf_store::Superblock::reserved_bytes(buf.len())
+                        + pid.0 * buf.len() as u64;
                     self.inner.device().read_at(off, buf)?;
                     Ok(ReadOutcome::Found)
                 }
@@ -252,39 +255,44 @@ mod harness_catches_broken_stores {
         }
     }
 
-    fn no_sync_create(d: Box<dyn Device>, ps: usize) -> Result<Box<dyn PageStore>, StoreError> {
-        let inner = DirectStore::create(d, cfg(ps))?;
-        Ok(Box::new(Broken {
-            inner,
-            skip_sync: true,
-        }))
-    }
-    fn no_sync_open(d: Box<dyn Device>, ps: usize) -> Result<Box<dyn PageStore>, StoreError> {
-        let inner = DirectStore::open(d, cfg(ps))?;
-        Ok(Box::new(Broken {
-            inner,
-            skip_sync: true,
-        }))
-    }
-    fn no_check_create(d: Box<dyn Device>, ps: usize) -> Result<Box<dyn PageStore>, StoreError> {
-        let inner = DirectStore::create(d, cfg(ps))?;
-        Ok(Box::new(Broken {
-            inner,
-            skip_sync: false,
-        }))
-    }
-    fn no_check_open(d: Box<dyn Device>, ps: usize) -> Result<Box<dyn PageStore>, StoreError> {
-        let inner = DirectStore::open(d, cfg(ps))?;
-        Ok(Box::new(Broken {
-            inner,
-            skip_sync: false,
-        }))
+    /// Builds [`Broken`] stores.
+    #[derive(Debug)]
+    struct BrokenFactory {
+        skip_sync: bool,
     }
 
-    fn first_failure(factory: &StoreFactory) -> String {
+    impl StoreFactory for BrokenFactory {
+        fn create(
+            &self,
+            d: Box<dyn Device>,
+            ctx: &StoreContext<'_>,
+        ) -> Result<Box<dyn PageStore>, StoreError> {
+            let inner = DirectStore::create(d, cfg(ctx.page_size))?;
+            Ok(Box::new(Broken {
+                inner,
+                skip_sync: self.skip_sync,
+            }))
+        }
+        fn open(
+            &self,
+            d: Box<dyn Device>,
+            ctx: &StoreContext<'_>,
+        ) -> Result<Box<dyn PageStore>, StoreError> {
+            let inner = DirectStore::open(d, cfg(ctx.page_size))?;
+            Ok(Box::new(Broken {
+                inner,
+                skip_sync: self.skip_sync,
+            }))
+        }
+        fn check(&self, _page_size: usize) -> Result<(), ConfigError> {
+            Ok(())
+        }
+    }
+
+    fn first_failure(factory: &CrashStore) -> String {
         let mut rng = flashbuf_core::rng::SplitMix64::new(1);
         for seed in 0..200 {
-            let ops = flashbuf_store::testing::sim::random_ops(&mut rng, 6, 60);
+            let ops = flashbuf_testkit::sim::random_ops(&mut rng, 6, 60);
             let cfg = SimConfig {
                 page_size: 4096,
                 pages: 6,
@@ -300,12 +308,11 @@ mod harness_catches_broken_stores {
 
     #[test]
     fn a_store_that_does_not_sync_loses_synced_writes() {
-        let f = StoreFactory {
-            name: "no-sync",
-            create: no_sync_create,
-            open: no_sync_open,
-            masks_torn_writes: false,
-        };
+        let f = CrashStore::from_factory(
+            "no-sync",
+            Arc::new(BrokenFactory { skip_sync: true }),
+            false,
+        );
         let e = first_failure(&f);
         assert!(
             e.contains("lost synced write") || e.contains("rolled back"),
@@ -315,12 +322,11 @@ mod harness_catches_broken_stores {
 
     #[test]
     fn a_store_that_returns_torn_pages_is_caught() {
-        let f = StoreFactory {
-            name: "no-check",
-            create: no_check_create,
-            open: no_check_open,
-            masks_torn_writes: false,
-        };
+        let f = CrashStore::from_factory(
+            "no-check",
+            Arc::new(BrokenFactory { skip_sync: false }),
+            false,
+        );
         let e = first_failure(&f);
         assert!(
             e.contains("mixed bytes") || e.contains("misdirected") || e.contains("unknown write"),

@@ -6,15 +6,23 @@
 //! misread them fails here.
 //!
 //! `FLASHBUF_REGEN_CORRUPT=1` rewrites the images from the generators below (only when
-//! a case is added or the format version is bumped on purpose).
+//! a case is added or the format version is bumped on purpose). `direct-old-format-v1.img`
+//! is a real image of format version 1 (kept from before the bump; it is never
+//! regenerated).
+//!
+//! StableBuffer images (`sb-*`) hold two versions of every page: version `pid + 1` flushed
+//! home, then version `pid + 2` staged and promised by a sync. A damaged promised slot
+//! must be reported (never served as the older home copy); damage no sync depended on
+//! must change nothing.
 
 use flashbuf_core::page::crc32c;
 use flashbuf_core::{DirtyRanges, PageId};
 use flashbuf_device::fault::FaultDevice;
 use flashbuf_device::Device;
-use flashbuf_store::testing::content::filled_page;
-use flashbuf_store::testing::store_by_name;
+use flashbuf_store::stable_buffer::{Recognition, StableBufferConfig, StableBufferStore};
 use flashbuf_store::{PageStore, ReadOutcome, StoreError, Superblock};
+use flashbuf_testkit::content::filled_page;
+use flashbuf_testkit::CrashStore;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -32,7 +40,8 @@ enum Expect {
     Intact,
 }
 
-/// (file name, page size the image was made with, page size to open with, expectation)
+/// (file name, page size the image was made with, page size to open with, expectation);
+/// the store is named by the file's prefix (`direct-`, `sb-`).
 const CASES: &[(&str, usize, usize, Expect)] = &[
     ("direct-valid-512.img", 512, 512, Expect::Intact),
     ("direct-valid-4096.img", 4096, 4096, Expect::Intact),
@@ -62,10 +71,29 @@ const CASES: &[(&str, usize, usize, Expect)] = &[
         Expect::Refused("checksum mismatch"),
     ),
     (
-        "direct-format-v2.img",
+        "direct-format-v3.img",
         512,
         512,
-        Expect::Refused("format version 2, this build reads version 1"),
+        Expect::Refused("format version 3, this build reads version 2"),
+    ),
+    (
+        "direct-old-format-v1.img",
+        512,
+        512,
+        Expect::Refused("format version 1, this build reads version 2"),
+    ),
+    (
+        "direct-truncated-whole-page.img",
+        512,
+        512,
+        Expect::Refused("truncated"),
+    ),
+    ("direct-state-a-damaged.img", 512, 512, Expect::Intact),
+    (
+        "direct-state-both-damaged.img",
+        512,
+        512,
+        Expect::Refused("both copies of the state record are damaged"),
     ),
     (
         "direct-wrong-kind.img",
@@ -95,7 +123,7 @@ const CASES: &[(&str, usize, usize, Expect)] = &[
         "direct-truncated-mid-page.img",
         512,
         512,
-        Expect::Refused("not whole pages"),
+        Expect::Refused("truncated"),
     ),
     (
         "direct-torn-page.img",
@@ -121,6 +149,58 @@ const CASES: &[(&str, usize, usize, Expect)] = &[
         512,
         Expect::Corrupt(&[(0, "bad page magic")]),
     ),
+    ("sb-valid-512.img", 512, 512, Expect::Intact),
+    (
+        "sb-promised-slot-bitflip.img",
+        512,
+        512,
+        Expect::Corrupt(&[(2, "a completed sync promised")]),
+    ),
+    (
+        "sb-promised-slot-zeroed.img",
+        512,
+        512,
+        Expect::Corrupt(&[(3, "a completed sync promised")]),
+    ),
+    (
+        "sb-promised-slot-random.img",
+        512,
+        512,
+        Expect::Corrupt(&[(4, "a completed sync promised")]),
+    ),
+    (
+        "sb-promised-slot-copied.img",
+        512,
+        512,
+        Expect::Corrupt(&[(5, "a completed sync promised")]),
+    ),
+    ("sb-dead-slot-damaged.img", 512, 512, Expect::Intact),
+    ("sb-state-newest-damaged.img", 512, 512, Expect::Intact),
+    (
+        "sb-state-both-damaged.img",
+        512,
+        512,
+        Expect::Refused("both copies of the state record are damaged"),
+    ),
+    (
+        "sb-truncated-whole-page.img",
+        512,
+        512,
+        Expect::Refused("truncated"),
+    ),
+    (
+        "sb-truncated-mid-page.img",
+        512,
+        512,
+        Expect::Refused("truncated"),
+    ),
+    ("sb-home-damaged-staged-newer.img", 512, 512, Expect::Intact),
+    (
+        "sb-format-v3.img",
+        512,
+        512,
+        Expect::Refused("format version 3, this build reads version 2"),
+    ),
 ];
 
 fn dir() -> PathBuf {
@@ -133,7 +213,7 @@ fn dir() -> PathBuf {
 /// A valid direct store: pages `0..PAGES` written (version = page + 1) and synced.
 fn valid(ps: usize) -> Vec<u8> {
     let dev = Arc::new(FaultDevice::new(0));
-    let f = store_by_name("direct").unwrap();
+    let f = CrashStore::from_spec("direct:grow_pages=8").unwrap();
     let s = f.create(Box::new(dev.clone()), ps).unwrap();
     for pid in 0..PAGES {
         let p = filled_page(ps, PageId(pid), pid + 1, SEED);
@@ -142,6 +222,129 @@ fn valid(ps: usize) -> Vec<u8> {
     }
     s.sync().unwrap();
     dev.durable_image()
+}
+
+/// The version every page holds in an image of `store` (StableBuffer images also hold the
+/// previous version, home).
+fn newest(name: &str, pid: u64) -> u64 {
+    if name.starts_with("sb-") {
+        pid + 2
+    } else {
+        pid + 1
+    }
+}
+
+/// StableBuffer as the harness factory opens it (16 slots), formatted with small alignment
+/// so that the images stay small.
+fn sb_config(ps: usize) -> StableBufferConfig {
+    StableBufferConfig {
+        staging_bytes: 16 * ps as u64,
+        recognition: Recognition::OnDemand,
+        align_bytes: ps as u64,
+        grow_bytes: 8 * ps as u64,
+        salt: Some(0x5A17),
+        ..StableBufferConfig::with_page_size(ps)
+    }
+}
+
+/// A StableBuffer image: version `pid + 1` of pages `0..PAGES` home, version `pid + 2`
+/// staged and promised; also the slot of each staged page.
+fn sb_valid(ps: usize) -> (Vec<u8>, Vec<u64>) {
+    let dev = Arc::new(FaultDevice::new(0));
+    let s = StableBufferStore::create(dev.clone(), sb_config(ps)).unwrap();
+    for v in 1..=2 {
+        for pid in 0..PAGES {
+            let p = filled_page(ps, PageId(pid), pid + v, SEED);
+            s.write_page(PageId(pid), &p, &DirtyRanges::full(ps))
+                .unwrap();
+        }
+        if v == 1 {
+            s.flush_all().unwrap();
+        }
+    }
+    s.sync().unwrap();
+    let l = s.layout();
+    drop(s);
+    let img = dev.durable_image();
+    let slots = (0..PAGES)
+        .map(|pid| {
+            (0..l.slots)
+                .map(|i| l.slot_offset(i))
+                .rfind(|&o| {
+                    let h = flashbuf_core::page::read_header(&img[o as usize..o as usize + ps]);
+                    h.page_id == PageId(pid) && h.version == pid + 2
+                })
+                .unwrap()
+        })
+        .collect();
+    (img, slots)
+}
+
+/// The generator of each StableBuffer image.
+fn build_sb(name: &str, ps: usize) -> Vec<u8> {
+    let (mut img, slot_at) = sb_valid(ps);
+    let slot = |pid: u64| slot_at[pid as usize] as usize;
+    let state = Superblock::BYTES;
+    let copy = Superblock::read(&flashbuf_device::MemDevice::from_bytes(
+        img[..4096].to_vec(),
+    ))
+    .unwrap()
+    .state_copy_bytes as usize;
+    let newest_copy = {
+        let g = |k: usize| {
+            u64::from_le_bytes(
+                img[state + k * copy + 12..state + k * copy + 20]
+                    .try_into()
+                    .unwrap(),
+            )
+        };
+        if g(1) > g(0) {
+            1
+        } else {
+            0
+        }
+    };
+    match name {
+        "sb-valid-512.img" => {}
+        "sb-promised-slot-bitflip.img" => img[slot(2) + 300] ^= 0x04,
+        "sb-promised-slot-zeroed.img" => img[slot(3)..slot(3) + ps].fill(0),
+        "sb-promised-slot-random.img" => {
+            let mut r = flashbuf_core::rng::SplitMix64::new(4);
+            img[slot(4)..slot(4) + ps]
+                .iter_mut()
+                .for_each(|b| *b = r.next_u64() as u8);
+        }
+        "sb-promised-slot-copied.img" => {
+            let src = img[slot(1)..slot(1) + ps].to_vec();
+            img[slot(5)..slot(5) + ps].copy_from_slice(&src);
+        }
+        "sb-dead-slot-damaged.img" => {
+            // The flushed version-1 copies of pages 0..6 are dead slots (numbered below
+            // the promise, unlisted): damage to them changes nothing.
+            let first_slot = Superblock::area_bytes(ps, copy as u64) as usize;
+            for i in 0..PAGES as usize {
+                img[first_slot + i * ps + 200] ^= 0xFF;
+            }
+        }
+        "sb-state-newest-damaged.img" => img[state + newest_copy * copy + 70] ^= 0x01,
+        "sb-state-both-damaged.img" => {
+            img[state + 70] ^= 0x01;
+            img[state + copy + 70] ^= 0x01;
+        }
+        "sb-truncated-whole-page.img" => img.truncate(img.len() - ps),
+        "sb-truncated-mid-page.img" => img.truncate(img.len() - ps / 2),
+        "sb-home-damaged-staged-newer.img" => {
+            // Page 1's home copy (version 2) damaged; its staged version 3 is newer.
+            let data = u64::from_le_bytes(img[32..40].try_into().unwrap()) as usize;
+            img[data + ps + 100] ^= 0x10;
+        }
+        "sb-format-v3.img" => {
+            img[8..12].copy_from_slice(&3u32.to_le_bytes());
+            reseal(&mut img);
+        }
+        other => panic!("no generator for {other}"),
+    }
+    img
 }
 
 fn reseal(img: &mut [u8]) {
@@ -155,7 +358,11 @@ fn page_at(ps: usize, pid: u64) -> usize {
 
 /// The generator of each image.
 fn build(name: &str, ps: usize) -> Vec<u8> {
+    if name.starts_with("sb-") {
+        return build_sb(name, ps);
+    }
     let mut img = valid(ps);
+    let state = Superblock::BYTES;
     match name {
         "direct-valid-512.img" | "direct-valid-4096.img" => {}
         "direct-empty.img" => img.clear(),
@@ -163,9 +370,16 @@ fn build(name: &str, ps: usize) -> Vec<u8> {
         "direct-zeroed-superblock.img" => img[..Superblock::BYTES].fill(0),
         "direct-bad-magic.img" => img[0..8].copy_from_slice(b"NOTFLASH"),
         "direct-superblock-bitflip.img" => img[30] ^= 0x10,
-        "direct-format-v2.img" => {
-            img[8..12].copy_from_slice(&2u32.to_le_bytes());
+        "direct-format-v3.img" => {
+            img[8..12].copy_from_slice(&3u32.to_le_bytes());
             reseal(&mut img);
+        }
+        "direct-old-format-v1.img" => panic!("{name} is a real version-1 image, not generated"),
+        "direct-truncated-whole-page.img" => img.truncate(img.len() - ps),
+        "direct-state-a-damaged.img" => img[state + 30] ^= 0x01,
+        "direct-state-both-damaged.img" => {
+            img[state + 30] ^= 0x01;
+            img[state + 4096 + 30] ^= 0x01;
         }
         "direct-wrong-kind.img" => {
             img[12..28].fill(0);
@@ -210,10 +424,15 @@ fn build(name: &str, ps: usize) -> Vec<u8> {
 #[test]
 fn checked_in_corrupt_images_fail_as_documented() {
     let regen = std::env::var("FLASHBUF_REGEN_CORRUPT").is_ok_and(|v| v == "1");
-    let f = store_by_name("direct").unwrap();
     for (name, made_ps, open_ps, expect) in CASES {
+        let f = CrashStore::by_label(if name.starts_with("sb-") {
+            "stable-buffer"
+        } else {
+            "direct"
+        })
+        .unwrap();
         let path = dir().join(name);
-        if regen {
+        if regen && !name.contains("-v1.") {
             std::fs::create_dir_all(dir()).unwrap();
             std::fs::write(&path, build(name, *made_ps)).unwrap();
         }
@@ -243,6 +462,7 @@ fn check_pages(name: &str, s: &dyn PageStore, ps: usize, bad: &[(u64, &str)]) {
     let mut buf = vec![0u8; ps];
     for pid in 0..PAGES + 2 {
         let r = s.read_page(PageId(pid), &mut buf);
+        let want = newest(name, pid);
         if let Some((_, msg)) = bad.iter().find(|(p, _)| *p == pid) {
             match r {
                 Err(e @ StoreError::Corrupt { .. }) => {
@@ -255,8 +475,8 @@ fn check_pages(name: &str, s: &dyn PageStore, ps: usize, bad: &[(u64, &str)]) {
             assert_eq!(r.unwrap(), ReadOutcome::Found, "{name}: page {pid}");
             assert_eq!(
                 buf,
-                filled_page(ps, PageId(pid), pid + 1, SEED),
-                "{name}: page {pid}"
+                filled_page(ps, PageId(pid), want, SEED),
+                "{name}: page {pid} (an older version served?)"
             );
         } else {
             assert_eq!(r.unwrap(), ReadOutcome::Unwritten, "{name}: page {pid}");
@@ -264,6 +484,17 @@ fn check_pages(name: &str, s: &dyn PageStore, ps: usize, bad: &[(u64, &str)]) {
     }
     // The damaged store still takes writes and syncs (the damage is per page).
     let p = filled_page(ps, PageId(1), 77, SEED);
+    for (pid, _) in bad {
+        // A reported page is repaired by a new write.
+        let q = filled_page(ps, PageId(*pid), 78, SEED);
+        s.write_page(PageId(*pid), &q, &DirtyRanges::full(ps))
+            .unwrap();
+        assert_eq!(
+            s.read_page(PageId(*pid), &mut buf).unwrap(),
+            ReadOutcome::Found,
+            "{name}"
+        );
+    }
     s.write_page(PageId(1), &p, &DirtyRanges::full(ps)).unwrap();
     s.sync().unwrap();
 }

@@ -1,6 +1,6 @@
 #![allow(clippy::unwrap_used)]
 //! Bad input at the store-open and recovery paths, every store in
-//! `flashbuf_store::testing::STORES`: arbitrary images, valid images with bit flips
+//! `flashbuf_store::STORES` (its crash variants): arbitrary images, valid images with bit flips
 //! (anywhere, in the superblock, in pages), superblock fields rewritten with a *valid*
 //! checksum (so validation past the checksum is reached), truncations, extensions and
 //! misdirected page copies. Opening must answer `Ok` or `Err`, never panic; an opened store
@@ -13,9 +13,9 @@ use flashbuf_core::page::{crc32c, HEADER_BYTES};
 use flashbuf_core::{DirtyRanges, PageId};
 use flashbuf_device::fault::FaultDevice;
 use flashbuf_device::Device;
-use flashbuf_store::testing::content::filled_page;
-use flashbuf_store::testing::{StoreFactory, STORES};
 use flashbuf_store::{ReadOutcome, Superblock};
+use flashbuf_testkit::content::filled_page;
+use flashbuf_testkit::CrashStore;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence};
 use std::sync::OnceLock;
@@ -39,6 +39,12 @@ fn config() -> Config {
     }
 }
 
+/// The stores: every crash variant in the table.
+fn stores() -> &'static [CrashStore] {
+    static STORES: OnceLock<Vec<CrashStore>> = OnceLock::new();
+    STORES.get_or_init(|| CrashStore::variants().unwrap())
+}
+
 /// Per store, (page size, image) pairs.
 type Images = Vec<Vec<(usize, Vec<u8>)>>;
 
@@ -46,7 +52,7 @@ type Images = Vec<Vec<(usize, Vec<u8>)>>;
 fn valid_image(store: usize, page_size: usize) -> Vec<u8> {
     static IMAGES: OnceLock<Images> = OnceLock::new();
     let all = IMAGES.get_or_init(|| {
-        STORES
+        stores()
             .iter()
             .map(|f| {
                 [512usize, 4096, 8192]
@@ -74,7 +80,7 @@ fn valid_image(store: usize, page_size: usize) -> Vec<u8> {
 }
 
 /// Opens `image` as `factory`'s store and uses it; panics only on a broken promise.
-fn exercise(factory: &StoreFactory, image: Vec<u8>, page_size: usize) {
+fn exercise(factory: &CrashStore, image: Vec<u8>, page_size: usize) {
     let Ok(store) = factory.open(Box::new(FaultDevice::from_image(image)), page_size) else {
         return;
     };
@@ -200,7 +206,7 @@ proptest! {
             bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
             reseal_superblock(&mut bytes);
         }
-        for f in STORES {
+        for f in stores() {
             exercise(f, bytes.clone(), page_size);
         }
     }
@@ -213,7 +219,7 @@ proptest! {
         mutations in prop::collection::vec(mutation(), 1..6),
     ) {
         let ps = [512usize, 4096, 8192][ps_index];
-        for (i, f) in STORES.iter().enumerate() {
+        for (i, f) in stores().iter().enumerate() {
             let mut img = valid_image(i, ps);
             for m in &mutations {
                 apply(&mut img, m, ps);
@@ -227,7 +233,7 @@ proptest! {
 /// real stores).
 #[test]
 fn valid_images_open_and_serve_their_pages() {
-    for (i, f) in STORES.iter().enumerate() {
+    for (i, f) in stores().iter().enumerate() {
         for ps in [512usize, 4096, 8192] {
             let s = f
                 .open(Box::new(FaultDevice::from_image(valid_image(i, ps))), ps)

@@ -10,8 +10,8 @@ use flashbuf_core::rng::SplitMix64;
 use flashbuf_core::{DirtyRanges, PageId};
 use flashbuf_device::{Device, MemDevice, SimDevice};
 use flashbuf_store::log_store::{CleanerConfig, CleanerKind, LogStore, LogStoreConfig, TimeBase};
-use flashbuf_store::testing::content::{filled_page, matches_fill};
 use flashbuf_store::{PageStore, ReadOutcome};
+use flashbuf_testkit::content::{filled_page, matches_fill};
 use std::collections::HashMap;
 
 const SEED: u64 = 0xc1ea;

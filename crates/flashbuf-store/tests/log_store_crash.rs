@@ -7,17 +7,17 @@
 //! stresses the cleaner under crashes.
 
 use flashbuf_core::rng::SplitMix64;
-use flashbuf_device::Device;
 use flashbuf_store::log_store::{CleanerConfig, CleanerKind, LogStore, LogStoreConfig, TimeBase};
-use flashbuf_store::testing::sim::{random_ops, run, store_front, SimConfig, SimReport};
-use flashbuf_store::testing::StoreFactory;
-use flashbuf_store::{PageStore, StoreError};
+use flashbuf_store::{PageStore, Superblock};
+use flashbuf_testkit::fronts::store_front;
+use flashbuf_testkit::sim::{random_ops, run, SimConfig, SimReport};
+use flashbuf_testkit::CrashStore;
 
 fn tiny(ps: usize, kind: CleanerKind) -> LogStoreConfig {
     LogStoreConfig {
         segment_bytes: 4 * ps as u64,
-        // 20 segments of 3 data blocks beside the checkpoint slots.
-        capacity_bytes: Some(16 * ps as u64 + 20 * 4 * ps as u64),
+        // 20 segments of 3 data blocks beside the superblock and the checkpoint slots.
+        capacity_bytes: Some(Superblock::reserved_bytes(ps) + 16 * ps as u64 + 20 * 4 * ps as u64),
         logical_pages: Some(40),
         align_bytes: ps as u64,
         cleaner: CleanerConfig {
@@ -36,41 +36,14 @@ fn tiny(ps: usize, kind: CleanerKind) -> LogStoreConfig {
     }
 }
 
-type Built = Result<Box<dyn PageStore>, StoreError>;
-
-fn greedy_create(d: Box<dyn Device>, ps: usize) -> Built {
-    Ok(Box::new(LogStore::create(
-        d,
-        tiny(ps, CleanerKind::Greedy),
-    )?))
+/// The tiny store of the test below as a spec of the store table: 20 segments of 4
+/// blocks (3 data blocks and the summary), 40 page ids, page-aligned.
+fn tiny_spec(cleaner: &str) -> String {
+    format!(
+        "log-structured:cleaner={cleaner},segment_pages=4,segments=20,pages=40,align_pages=1,\
+         clock=writes,ci=3,nspc=1,pp=1,min_free=4,max_free=6,checkpoint=3"
+    )
 }
-fn greedy_open(d: Box<dyn Device>, ps: usize) -> Built {
-    Ok(Box::new(LogStore::open(d, tiny(ps, CleanerKind::Greedy))?))
-}
-fn sepbit_create(d: Box<dyn Device>, ps: usize) -> Built {
-    Ok(Box::new(LogStore::create(
-        d,
-        tiny(ps, CleanerKind::SepBit),
-    )?))
-}
-fn sepbit_open(d: Box<dyn Device>, ps: usize) -> Built {
-    Ok(Box::new(LogStore::open(d, tiny(ps, CleanerKind::SepBit))?))
-}
-
-const FACTORIES: [StoreFactory; 2] = [
-    StoreFactory {
-        name: "log-structured-tiny-greedy",
-        create: greedy_create,
-        open: greedy_open,
-        masks_torn_writes: true,
-    },
-    StoreFactory {
-        name: "log-structured-tiny-sepbit",
-        create: sepbit_create,
-        open: sepbit_open,
-        masks_torn_writes: true,
-    },
-];
 
 fn scenarios() -> u64 {
     std::env::var("FLASHBUF_CRASH_CASES")
@@ -81,7 +54,8 @@ fn scenarios() -> u64 {
 
 #[test]
 fn crashes_during_cleaning_and_checkpoints_keep_synced_pages() {
-    for f in &FACTORIES {
+    for cleaner in ["greedy", "sepbit"] {
+        let f = &CrashStore::from_spec(&tiny_spec(cleaner)).unwrap();
         let mut total = SimReport::default();
         for seed in 0..scenarios() {
             let mut rng = SplitMix64::new(seed ^ 0x10c);
@@ -112,7 +86,7 @@ fn crashes_during_cleaning_and_checkpoints_keep_synced_pages() {
 fn the_tiny_store_really_cleans() {
     use flashbuf_core::{DirtyRanges, PageId};
     use flashbuf_device::fault::{CrashMode, FaultDevice};
-    use flashbuf_store::testing::content::filled_page;
+    use flashbuf_testkit::content::filled_page;
     use std::sync::Arc;
     for kind in [CleanerKind::Greedy, CleanerKind::SepBit] {
         let dev = Arc::new(FaultDevice::new(0));

@@ -7,8 +7,8 @@
 use flashbuf_core::{DirtyRanges, PageId};
 use flashbuf_device::MemDevice;
 use flashbuf_store::log_store::{CleanerConfig, CleanerKind, LogStore, LogStoreConfig, TimeBase};
-use flashbuf_store::testing::content::{filled_page, matches_fill};
 use flashbuf_store::{PageStore, PageWrite, ReadOutcome, StoreError};
+use flashbuf_testkit::content::{filled_page, matches_fill};
 use proptest::prelude::*;
 use std::collections::HashMap;
 

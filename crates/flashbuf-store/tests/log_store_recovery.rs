@@ -7,8 +7,8 @@ use flashbuf_core::page::HEADER_BYTES;
 use flashbuf_core::{DirtyRanges, PageId};
 use flashbuf_device::fault::{CrashMode, FaultDevice};
 use flashbuf_store::log_store::{checkpoint, CleanerKind, LogStore, LogStoreConfig, TimeBase};
-use flashbuf_store::testing::content::{filled_page, matches_fill};
 use flashbuf_store::{PageStore, ReadOutcome, StoreError};
+use flashbuf_testkit::content::{filled_page, matches_fill};
 use std::sync::Arc;
 
 const PS: usize = 512;
@@ -76,7 +76,7 @@ fn open(img: Vec<u8>) -> Result<LogStore<FaultDevice>, StoreError> {
 fn read(store: &dyn PageStore, pid: u64) -> Result<(ReadOutcome, Option<u64>), StoreError> {
     let mut buf = vec![0u8; PS];
     let r = store.read_page(PageId(pid), &mut buf)?;
-    let tag = flashbuf_store::testing::content::stamp_of(&buf[HEADER_BYTES..]).map(|s| s.1);
+    let tag = flashbuf_testkit::content::stamp_of(&buf[HEADER_BYTES..]).map(|s| s.1);
     if let Some(t) = tag.filter(|_| r == ReadOutcome::Found) {
         assert!(
             matches_fill(&buf[HEADER_BYTES..], PageId(pid), t, SEED),

@@ -7,8 +7,8 @@ use flashbuf_core::rng::SplitMix64;
 use flashbuf_core::{DirtyRanges, PageId};
 use flashbuf_device::MemDevice;
 use flashbuf_store::log_store::{CleanerKind, LogStore, LogStoreConfig, TimeBase};
-use flashbuf_store::testing::content::{filled_page, matches_fill};
 use flashbuf_store::{PageStore, ReadOutcome};
+use flashbuf_testkit::content::{filled_page, matches_fill};
 use std::sync::Arc;
 
 const PS: usize = 512;

@@ -5,12 +5,13 @@
 //! the store's own `check_invariants` called the same state a violation ("data area is
 //! not whole pages"). The store only ever grows its data area by whole pages, so such a
 //! length means outside damage. Fixed: open refuses it, naming the length.
-//! (A cut exactly at a page boundary cannot be told from a shorter store by this format;
-//! the torture journal's check catches that case.)
+//! A cut exactly at a page boundary could not be told from a shorter store by format
+//! version 1; since version 2 (issue 11, `regression_truncated_store`) the state record's
+//! durable extent refuses it too.
 
 use flashbuf_core::{page, DirtyRanges, PageId};
 use flashbuf_device::fault::FaultDevice;
-use flashbuf_store::{DirectStore, DirectStoreConfig, PageStore};
+use flashbuf_store::{DirectStore, DirectStoreConfig, PageStore, Superblock};
 use std::sync::Arc;
 
 #[test]
@@ -26,16 +27,22 @@ fn a_data_area_cut_mid_page_is_refused() {
         }
         s.sync().unwrap();
         let img = dev.durable_image();
-        let data = (4096usize).max(ps);
+        let data = Superblock::reserved_bytes(ps) as usize;
         for cut in [data + 1, data + ps / 2, data + 3 * ps + 100, img.len() - 1] {
             let d = FaultDevice::from_image(img[..cut].to_vec());
             let Err(e) = DirectStore::open(d, DirectStoreConfig::with_page_size(ps)) else {
                 panic!("page size {ps}: a store cut at byte {cut} opened");
             };
-            assert!(e.to_string().contains("not whole pages"), "{e}");
+            assert!(e.to_string().contains("truncated"), "{e}");
         }
-        // Whole pages still open.
+        // Whole pages below the recorded extent are refused as well; the full image opens.
         let d = FaultDevice::from_image(img[..data + 2 * ps].to_vec());
-        assert!(DirectStore::open(d, DirectStoreConfig::with_page_size(ps)).is_ok());
+        let e = DirectStore::open(d, DirectStoreConfig::with_page_size(ps)).unwrap_err();
+        assert!(e.to_string().contains("truncated"), "{e}");
+        assert!(DirectStore::open(
+            FaultDevice::from_image(img),
+            DirectStoreConfig::with_page_size(ps)
+        )
+        .is_ok());
     }
 }

@@ -10,51 +10,22 @@
 //! that limit.
 
 use flashbuf_core::rng::SplitMix64;
-use flashbuf_device::Device;
-use flashbuf_store::log_store::{CleanerConfig, CleanerKind, LogStore, LogStoreConfig, TimeBase};
-use flashbuf_store::testing::sim::{random_ops, run, store_front, SimConfig};
-use flashbuf_store::testing::StoreFactory;
-use flashbuf_store::{PageStore, StoreError};
+use flashbuf_testkit::fronts::store_front;
+use flashbuf_testkit::sim::{random_ops, run, SimConfig};
+use flashbuf_testkit::CrashStore;
 
-/// 20 segments of 4 blocks: cleaning and segment reuse every few writes.
-fn tiny(ps: usize) -> LogStoreConfig {
-    LogStoreConfig {
-        segment_bytes: 4 * ps as u64,
-        capacity_bytes: Some(16 * ps as u64 + 20 * 4 * ps as u64),
-        logical_pages: Some(40),
-        align_bytes: ps as u64,
-        cleaner: CleanerConfig {
-            kind: CleanerKind::Greedy,
-            cleaning_interval_ticks: 3.0,
-            segments_per_clean: 1,
-            protection_period_ticks: 1.0,
-            min_free_segments: Some(4),
-            max_free_segments: Some(6),
-            background: true,
-        },
-        time_base: TimeBase::Writes,
-        checkpoint_segments: Some(3),
-        salt: Some(0xc7a5),
-        ..LogStoreConfig::with_page_size(ps)
-    }
-}
-
-fn create(d: Box<dyn Device>, ps: usize) -> Result<Box<dyn PageStore>, StoreError> {
-    Ok(Box::new(LogStore::create(d, tiny(ps))?))
-}
-
-fn open(d: Box<dyn Device>, ps: usize) -> Result<Box<dyn PageStore>, StoreError> {
-    Ok(Box::new(LogStore::open(d, tiny(ps))?))
+/// The store that failed as a spec of the store table: 20 segments of 4
+/// blocks (3 data blocks and the summary), 40 page ids, page-aligned.
+fn tiny_spec(cleaner: &str) -> String {
+    format!(
+        "log-structured:cleaner={cleaner},segment_pages=4,segments=20,pages=40,align_pages=1,\
+         clock=writes,ci=3,nspc=1,pp=1,min_free=4,max_free=6,checkpoint=3"
+    )
 }
 
 #[test]
 fn a_dropped_block_never_comes_back_after_a_second_crash() {
-    let factory = StoreFactory {
-        name: "log-structured-tiny",
-        create,
-        open,
-        masks_torn_writes: true,
-    };
+    let factory = CrashStore::from_spec(&tiny_spec("greedy")).unwrap();
     // The scenario that failed: seed 3, 15 pages, 4 KiB pages, 160 ops (the final crash
     // kept a prefix of two pending writes, and page 3 read write #125 instead of #117).
     let seed = 3u64;

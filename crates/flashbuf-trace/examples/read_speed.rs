@@ -1,9 +1,13 @@
-//! Measures how fast a trace is read: decompression and parsing, batch API, one thread.
+//! Measures how fast a trace is read: opening, reading the file, decompression and parsing
+//! (or record decoding), batch API, one thread.
 //!
 //! `cargo run --release -p flashbuf-trace --example read_speed -- FILE [FORMAT|auto] [PAGE_SIZE] [ROUNDS]`
 //!
 //! Prints, per round, the references, writes, wall time and references per second; the
-//! best round last.
+//! best round last, with the file's size in bytes per reference. To compare the formats of
+//! one trace, convert it first (`flashbuf convert --trace T --to bin --out T.pagebin` and
+//! `--out T.pagebin.zst`) and run this on each file; run it twice and take the second
+//! figures (the first run pulls the file into the page cache).
 
 use flashbuf_trace::{Format, Op, TraceReader};
 use std::path::PathBuf;
@@ -50,10 +54,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             n as f64 / secs / 1e6
         );
     }
+    let file_bytes = std::fs::metadata(&path)?.len();
     println!(
-        "best: {refs} refs in {:.1} ms = {:.1} M refs/s",
+        "best: {refs} refs in {:.1} ms = {:.1} M refs/s; file {file_bytes} bytes = {:.2} bytes/ref",
         best * 1e3,
-        refs as f64 / best / 1e6
+        refs as f64 / best / 1e6,
+        file_bytes as f64 / refs.max(1) as f64
     );
     Ok(())
 }

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 /// Everything that can go wrong while opening or reading a trace.
 ///
 /// Every variant names the file; [`TraceError::Parse`] also names the 1-based line, e.g.
-/// `trace.csv line 17: expected op R or W, found 'X'`.
+/// `trace.csv line 17: expected op R or W, found 'X'`, and [`TraceError::Record`] the
+/// 1-based record of a binary format, e.g. `t.oracleGeneral record 9: incomplete record ...`.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum TraceError {
@@ -20,7 +21,7 @@ pub enum TraceError {
     /// A compressed stream ended early or is corrupt (a truncated `.zst` or `.gz` file is
     /// reported here, never as a silent end of trace).
     #[error(
-        "{}: {compression} stream is truncated or corrupt (after line {line}): {source}",
+        "{}: {compression} stream is truncated or corrupt (after {unit} {line}): {source}",
         path.display()
     )]
     Decompress {
@@ -28,7 +29,9 @@ pub enum TraceError {
         path: PathBuf,
         /// `"zstd"` or `"gzip"`.
         compression: &'static str,
-        /// The last line read completely before the failure.
+        /// `"line"` for text formats, `"record"` for binary ones.
+        unit: &'static str,
+        /// The last line (or record) read completely before the failure.
         line: u64,
         /// The decoder's error.
         source: std::io::Error,
@@ -41,6 +44,26 @@ pub enum TraceError {
         /// 1-based line number (of the decompressed text).
         line: u64,
         /// What was expected and what was found.
+        message: String,
+    },
+    /// A bad record of a binary format (an incomplete last record, a value out of range).
+    #[error("{} record {record}: {message}", path.display())]
+    Record {
+        /// The trace file.
+        path: PathBuf,
+        /// 1-based record number (of the decompressed stream, after any file header).
+        record: u64,
+        /// What is wrong.
+        message: String,
+    },
+    /// The file header of a binary format is missing or wrong (bad magic, unknown version).
+    #[error("{}: bad {format} header: {message}", path.display())]
+    BadHeader {
+        /// The trace file.
+        path: PathBuf,
+        /// The format whose header was expected.
+        format: &'static str,
+        /// What is wrong.
         message: String,
     },
     /// Auto-detection found no format that matches the content (nor the file name).
@@ -68,6 +91,8 @@ impl TraceError {
             TraceError::Io { path, .. }
             | TraceError::Decompress { path, .. }
             | TraceError::Parse { path, .. }
+            | TraceError::Record { path, .. }
+            | TraceError::BadHeader { path, .. }
             | TraceError::UnknownFormat { path, .. }
             | TraceError::BadPageSize { path, .. } => path,
         }
@@ -77,6 +102,14 @@ impl TraceError {
     pub fn line(&self) -> Option<u64> {
         match self {
             TraceError::Parse { line, .. } => Some(*line),
+            _ => None,
+        }
+    }
+
+    /// The 1-based record of a [`TraceError::Record`], `None` for the other variants.
+    pub fn record(&self) -> Option<u64> {
+        match self {
+            TraceError::Record { record, .. } => Some(*record),
             _ => None,
         }
     }

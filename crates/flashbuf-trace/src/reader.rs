@@ -2,13 +2,15 @@
 
 use crate::detect::detect;
 use crate::formats::fields::trim;
-use crate::formats::{arc, disksim, lcs, msr, pagetrace, spc, Parsed};
+use crate::formats::{arc, blkparse, disksim, lcs, msr, oracle, pagetrace, spc, Parsed};
 use crate::source::{open_stream, Compression};
 use crate::{Format, Op, PageRef, TraceError};
 use flashbuf_core::PageId;
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+
+mod records;
 
 /// Size of the read buffer; also the longest line accepted.
 pub const BUFFER_BYTES: usize = 1 << 20;
@@ -19,13 +21,15 @@ const SNIFF_BYTES: usize = 64 << 10;
 /// A streaming reader of page references.
 ///
 /// It reads the file (decompressing `.zst`/`.gz`, recognised by their magic bytes) through
-/// one [`BUFFER_BYTES`] buffer, parses lines by hand without allocating, and turns each
+/// one [`BUFFER_BYTES`] buffer, parses lines (or decodes the fixed-size records of binary
+/// formats) by hand without allocating, and turns each
 /// request into one [`PageRef`] per page touched (see the [crate] docs). Use
 /// [`next_batch`](TraceReader::next_batch) for speed, or the [`Iterator`] impl for
 /// convenience.
 ///
-/// A [`TraceError::Parse`] consumes the bad line: calling again continues with the next
-/// line. Read and decompression errors are final: later calls report the end of the trace.
+/// A [`TraceError::Parse`] consumes the bad line (a [`TraceError::Record`] the bad record):
+/// calling again continues with the next one. Read and decompression errors, and a bad
+/// file header, are final: later calls report the end of the trace.
 ///
 /// # Example
 ///
@@ -174,13 +178,16 @@ impl TraceReader {
     }
 
     /// The number of the line read last (1-based; 0 before the first line), counting
-    /// blank, comment and header lines, in the decompressed text.
+    /// blank, comment and header lines, in the decompressed text; for binary formats, the
+    /// number of records read (the file header not counted).
     pub fn line(&self) -> u64 {
         self.line
     }
 
-    /// How many valid lines referenced no page: libCacheSim requests with a SCSI opcode
-    /// that is neither a read nor a write, and ARC lines with a page count of 0.
+    /// How many valid requests referenced no page: libCacheSim requests with a SCSI opcode
+    /// that is neither a read nor a write, ARC lines with a page count of 0, oracleGeneral
+    /// records of size 0, and counted blkparse requests without data (discards, flushes,
+    /// 0 sectors, pass-through commands).
     pub fn skipped(&self) -> u64 {
         self.skipped
     }
@@ -213,6 +220,17 @@ impl TraceReader {
             Format::LcsCsv => self.fill(out, target, lcs::fast, lcs::parse, lcs::is_header),
             Format::DiskSim => self.fill(out, target, disksim::fast, disksim::parse, no_header),
             Format::ArcLis => self.fill(out, target, arc::fast, arc::parse, no_header),
+            Format::Blkparse(action) => self.fill(
+                out,
+                target,
+                no_fast,
+                |l, ps| blkparse::parse(l, ps, action),
+                no_header,
+            ),
+            Format::OracleGeneral => {
+                self.fill_records(out, target, oracle::RECORD_BYTES, oracle::decode)
+            }
+            Format::PageBin => self.fill_pagebin(out, target),
         };
         let n = out.len() - start;
         match result {
@@ -260,6 +278,7 @@ impl TraceReader {
                             self.emit_span(out, target, op, first, last)
                         }
                         Parsed::Skip => self.skipped += 1,
+                        Parsed::Ignore => {}
                     }
                 }
                 (self.pos, self.line) = (pos, line);
@@ -313,6 +332,7 @@ impl TraceReader {
                 }),
                 Ok(Parsed::Span(op, first, last)) => self.emit_span(out, target, op, first, last),
                 Ok(Parsed::Skip) => self.skipped += 1,
+                Ok(Parsed::Ignore) => {}
                 Err(message) => return Err(self.parse_error(message, had_newline)),
             }
         }
@@ -383,6 +403,11 @@ impl TraceReader {
                         c => TraceError::Decompress {
                             path,
                             compression: c.name(),
+                            unit: if self.format.is_binary() {
+                                "record"
+                            } else {
+                                "line"
+                            },
                             line: self.line,
                             source,
                         },
@@ -399,6 +424,11 @@ const FAST_LOOKAHEAD: usize = 32;
 
 fn no_header(_: &[u8]) -> bool {
     false
+}
+
+/// The fast path of formats that have none.
+fn no_fast(_: &[u8], _: u64) -> Option<(Parsed, usize)> {
+    None
 }
 
 /// Position of the first `\n`, eight bytes at a time.
@@ -430,8 +460,8 @@ fn find_newline(h: &[u8]) -> Option<usize> {
 impl Iterator for TraceReader {
     type Item = Result<PageRef, TraceError>;
 
-    /// The next reference. After a [`TraceError::Parse`] the iterator goes on with the
-    /// next line; after other errors it ends.
+    /// The next reference. After a [`TraceError::Parse`] or [`TraceError::Record`] the
+    /// iterator goes on with the next line or record; after other errors it ends.
     fn next(&mut self) -> Option<Self::Item> {
         let mut one = std::mem::take(&mut self.single);
         one.clear();

@@ -317,9 +317,25 @@ fn format_names() {
     assert_eq!(Format::parse_arg("auto"), Ok(None));
     assert_eq!("LCS-CSV".parse::<Format>(), Ok(Format::LcsCsv));
     let e = "blk".parse::<Format>().expect_err("unknown");
-    assert!(e
-        .to_string()
-        .contains("valid formats: auto, pagetrace, msr, spc, lcs-csv, disksim, arc"));
+    assert!(e.to_string().contains(
+        "valid formats: auto, pagetrace, msr, spc, lcs-csv, disksim, arc, \
+                   oracle-general, blkparse, blkparse-d, pagebin"
+    ));
+    assert_eq!(Format::ALL.len(), 10);
+    for (alias, f) in [
+        ("oracleGeneral", Format::OracleGeneral),
+        ("bin", Format::PageBin),
+        (
+            "BLKPARSE-Q",
+            Format::Blkparse(flashbuf_trace::BlkAction::Queue),
+        ),
+        (
+            "blktrace",
+            Format::Blkparse(flashbuf_trace::BlkAction::Queue),
+        ),
+    ] {
+        assert_eq!(alias.parse::<Format>(), Ok(f), "{alias}");
+    }
 }
 
 // ---- bad input ----

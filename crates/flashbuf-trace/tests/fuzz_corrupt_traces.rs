@@ -1,7 +1,9 @@
 #![allow(clippy::unwrap_used)]
 //! Checked-in damaged traces (`testdata/corrupt/traces/`, described in
 //! `testdata/corrupt/README.md`), cut from the bundled samples: truncated zstd and gzip
-//! streams, a line cut mid-field, a garbage line, binary noise, an empty compressed file.
+//! streams, a line cut mid-field, a garbage line, binary noise, an empty compressed file,
+//! binary traces cut inside a record, a pagebin file of an unknown version and a blkparse
+//! file with a malformed event line.
 //! Reading must never panic; each must give the references before the damage and an error
 //! naming the file (and the line, for text damage), as listed below.
 //!
@@ -50,6 +52,31 @@ const CASES: &[Case] = &[
         min_refs: 0,
         error: None,
     },
+    Case {
+        name: "cut-mid-record.oracleGeneral.bin",
+        min_refs: 99,
+        error: Some("cut-mid-record.oracleGeneral.bin record 100: incomplete record"),
+    },
+    Case {
+        name: "pagebin-truncated.pagebin.zst",
+        min_refs: 100,
+        error: Some("zstd stream is truncated or corrupt (after record"),
+    },
+    Case {
+        name: "pagebin-version-9.pagebin",
+        min_refs: 0,
+        error: Some("bad pagebin header: version 9 is not supported"),
+    },
+    Case {
+        name: "pagebin-cut-mid-record.pagebin",
+        min_refs: 20,
+        error: Some("pagebin-cut-mid-record.pagebin record 21: incomplete record"),
+    },
+    Case {
+        name: "blkparse-bad-event.blkparse.txt",
+        min_refs: 18,
+        error: Some("blkparse-bad-event.blkparse.txt line 31: expected a sector count"),
+    },
 ];
 
 fn root() -> PathBuf {
@@ -70,6 +97,34 @@ fn sample_lines(name: &str, n: usize) -> String {
         .read_to_string(&mut text)
         .unwrap();
     text.lines().take(n).map(|l| format!("{l}\n")).collect()
+}
+
+/// The first `n` bytes of a bundled binary sample, decompressed.
+fn sample_bytes(name: &str, n: u64) -> Vec<u8> {
+    let f = std::fs::File::open(root().join("testdata/traces").join(name)).unwrap();
+    let mut b = Vec::new();
+    zstd::Decoder::new(f)
+        .unwrap()
+        .take(n)
+        .read_to_end(&mut b)
+        .unwrap();
+    b
+}
+
+/// A page-reference CSV text as a pagebin file.
+fn pagebin(csv: &str) -> Vec<u8> {
+    let refs: Vec<PageRef> = TraceReader::from_reader(
+        std::io::Cursor::new(csv.as_bytes().to_vec()),
+        "s.csv",
+        None,
+        1,
+    )
+    .unwrap()
+    .collect::<Result<_, _>>()
+    .unwrap();
+    let mut w = flashbuf_trace::PageBinWriter::new(Vec::new()).unwrap();
+    w.write_refs(&refs).unwrap();
+    w.finish().unwrap()
 }
 
 fn build(name: &str) -> Vec<u8> {
@@ -111,6 +166,34 @@ fn build(name: &str) -> Vec<u8> {
             (0..4096).map(|_| rng.next_u64() as u8).collect()
         }
         "empty.pagetrace.csv.zst" => Vec::new(),
+        "cut-mid-record.oracleGeneral.bin" => {
+            let b = sample_bytes("cloudPhysicsIO-sample.oracleGeneral.bin.zst", 100 * 24);
+            b[..99 * 24 + 10].to_vec()
+        }
+        "pagebin-truncated.pagebin.zst" => {
+            let b = pagebin(&sample_lines("tpcc-sample.pagetrace.csv.zst", 60_000));
+            let z = zstd::encode_all(&b[..], 3).unwrap();
+            z[..z.len() * 2 / 3].to_vec()
+        }
+        "pagebin-version-9.pagebin" => {
+            let mut b = pagebin(&sample_lines("pgbench-sample.pagetrace.csv.zst", 30));
+            b[8] = 9;
+            b
+        }
+        "pagebin-cut-mid-record.pagebin" => {
+            let b = pagebin(&sample_lines("pgbench-sample.pagetrace.csv.zst", 30));
+            b[..16 + 20 * 8 + 5].to_vec()
+        }
+        "blkparse-bad-event.blkparse.txt" => {
+            let mut lines: Vec<String> = sample_lines("pgbench-sample.blkparse.txt.zst", 60)
+                .lines()
+                .map(str::to_string)
+                .collect();
+            lines[30] = "  8,16   1       99     0.001000000  3101  Q   R 64 + x [postgres]".into();
+            let mut t = lines.join("\n");
+            t.push('\n');
+            t.into_bytes()
+        }
         other => panic!("no generator for {other}"),
     }
 }

@@ -1,6 +1,7 @@
 #![allow(clippy::unwrap_used)]
 //! Mutation fuzzing of the trace readers, extending `fuzz.rs` (arbitrary bytes) with
-//! inputs close to real ones: slices of every bundled sample trace (every format), mutated
+//! inputs close to real ones: slices of every bundled sample trace (every format; binary
+//! ones cut at record boundaries, keeping their file header), mutated
 //! by bit flips, byte overwrites, deleted and duplicated ranges, splices between formats
 //! and truncation, read plain, zstd- or gzip-compressed (whole and cut), with the format
 //! detected or forced to each format. No input may panic; every error must name the file;
@@ -40,19 +41,66 @@ fn samples() -> &'static [(String, Vec<u8>, Format)] {
                 Box::new(f)
             };
             r.by_ref().take(64 << 10).read_to_end(&mut bytes).unwrap();
-            // Cut at the last full line.
-            if let Some(end) = bytes.iter().rposition(|&b| b == b'\n') {
-                bytes.truncate(end + 1);
-            }
             let format = TraceReader::from_reader(Cursor::new(bytes.clone()), &name, None, 4096)
                 .unwrap()
                 .format();
+            match layout(format) {
+                // Cut at the last whole record.
+                Some((header, record)) => {
+                    bytes.truncate(header + (bytes.len() - header) / record * record)
+                }
+                // Cut at the last full line.
+                None => {
+                    if let Some(end) = bytes.iter().rposition(|&b| b == b'\n') {
+                        bytes.truncate(end + 1);
+                    }
+                }
+            }
             out.push((name, bytes, format));
         }
         out.sort_by(|a, b| a.0.cmp(&b.0));
-        assert!(out.len() >= 5, "bundled samples: {}", out.len());
+        assert!(out.len() >= 9, "bundled samples: {}", out.len());
+        for f in [
+            Format::OracleGeneral,
+            Format::PageBin,
+            Format::Blkparse(flashbuf_trace::BlkAction::Queue),
+        ] {
+            assert!(out.iter().any(|s| s.2 == f), "no bundled {f} sample");
+        }
         out
     })
+}
+
+/// Header and record bytes of a binary format (`None` for text).
+fn layout(format: Format) -> Option<(usize, usize)> {
+    match format {
+        Format::OracleGeneral => Some((0, 24)),
+        Format::PageBin => Some((16, 8)),
+        _ => None,
+    }
+}
+
+/// Up to `len` bytes of a sample from about `start`: from the start of a line (text), or
+/// whole records after the file header (binary).
+fn slice(format: Format, src: &[u8], start: usize, len: usize) -> Vec<u8> {
+    match layout(format) {
+        Some((header, record)) => {
+            let records = (src.len() - header) / record;
+            let first = start % records.max(1);
+            let count = (len / record).max(1).min(records - first);
+            let mut b = src[..header].to_vec();
+            b.extend_from_slice(&src[header + first * record..][..count * record]);
+            b
+        }
+        None => {
+            let s = start % src.len();
+            let s = src[..s]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |i| i + 1);
+            src[s..(s + len).min(src.len())].to_vec()
+        }
+    }
 }
 
 /// Reads everything (bounded); returns (references, errors), checking error messages.
@@ -63,10 +111,14 @@ fn drain(bytes: Vec<u8>, format: Option<Format>) -> (usize, usize) {
     };
     let (mut refs, mut errs) = (0, 0);
     let mut out = Vec::new();
+    let mut ended = false;
     for _ in 0..20_000 {
         out.clear();
         match reader.next_batch(&mut out, 4096) {
-            Ok(0) => break,
+            Ok(0) => {
+                ended = true;
+                break;
+            }
             Ok(n) => refs += n,
             Err(e) => {
                 errs += 1;
@@ -77,6 +129,11 @@ fn drain(bytes: Vec<u8>, format: Option<Format>) -> (usize, usize) {
                 );
             }
         }
+    }
+    // A binary input of at most a few hundred KiB has at most ~10^5 records, each one a
+    // reference or an error: its end comes well within the bound, or the reader hangs.
+    if reader.format().is_binary() {
+        assert!(ended, "binary input did not end after 20,000 batches");
     }
     (refs, errs)
 }
@@ -184,11 +241,8 @@ proptest! {
         forced in prop::option::of(prop::sample::select(Format::ALL.to_vec())),
     ) {
         let all = samples();
-        let (_, src, _) = &all[which % all.len()];
-        // A slice starting at a line.
-        let s = start % src.len();
-        let s = src[..s].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-        let mut bytes = src[s..(s + len).min(src.len())].to_vec();
+        let (_, src, format) = &all[which % all.len()];
+        let mut bytes = slice(*format, src, start, len);
         for m in &mutations {
             apply(&mut bytes, m);
         }

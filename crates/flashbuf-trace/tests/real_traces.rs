@@ -212,6 +212,63 @@ fn bundled_samples() {
     }
 }
 
+/// The samples of the binary formats and of blkparse (counts checked independently: the
+/// oracleGeneral records with a Python `struct` reader, the blkparse events with awk-like
+/// field splitting).
+#[test]
+fn bundled_binary_and_blkparse_samples() {
+    let q = Format::Blkparse(flashbuf_trace::BlkAction::Queue);
+    let cases = [
+        (
+            "cloudPhysicsIO-sample.oracleGeneral.bin.zst",
+            4096,
+            counts(Format::OracleGeneral, 10_000, 0, 5_581, 10_000),
+        ),
+        (
+            "pgbench-sample.pagebin.zst",
+            4096,
+            counts(Format::PageBin, 2_000, 3, 172, 2_000),
+        ),
+        (
+            "pgbench-sample.blkparse.txt.zst",
+            4096,
+            Counts {
+                skipped: 5,
+                ..counts(q, 2_000, 626, 772, 6_395)
+            },
+        ),
+        (
+            "pgbench-sample.blkparse.txt.zst",
+            512,
+            Counts {
+                skipped: 5,
+                ..counts(q, 16_000, 5_008, 6_176, 6_395)
+            },
+        ),
+    ];
+    for (name, ps, want) in cases {
+        assert_eq!(count(&sample(name), ps), want, "{name} at {ps}");
+    }
+    // Issued (D) events: the merged requests cover the same pages.
+    let d = Format::Blkparse(flashbuf_trace::BlkAction::Issue);
+    let mut r =
+        TraceReader::open(&sample("pgbench-sample.blkparse.txt.zst"), Some(d), 4096).expect("open");
+    let refs: Vec<PageRef> = r.by_ref().collect::<Result<_, _>>().expect("read");
+    assert_eq!(refs.len(), 2_000);
+    assert_eq!(refs.iter().filter(|x| x.op == Op::Write).count(), 626);
+    assert_eq!(r.skipped(), 5);
+    // The pagebin sample is the pgbench page-trace sample.
+    let csv: Vec<PageRef> =
+        TraceReader::open(&sample("pgbench-sample.pagetrace.csv.zst"), None, 4096)
+            .expect("open")
+            .collect::<Result<_, _>>()
+            .expect("read");
+    let bin: Vec<PageRef> = TraceReader::open(&sample("pgbench-sample.pagebin.zst"), None, 4096)
+        .expect("open")
+        .collect::<Result<_, _>>()
+        .expect("read");
+    assert_eq!(bin, csv);
+}
 #[test]
 fn samples_are_excerpts_of_the_shared_traces() {
     let pairs = [

@@ -1,6 +1,6 @@
 //! [`SimDevice`]: a simulated flash (or disk) device on a deterministic virtual clock.
 
-use super::ftl::{build_ftl, Ftl, FtlKind, FtlStats};
+use super::ftl::{Ftl, FtlStats};
 use super::hdd::Hdd;
 use super::nand::{Nand, NandGeometry, OpCost, WearSummary};
 use super::profiles::{DeviceModel, FlashModel, SimProfile};
@@ -119,11 +119,7 @@ fn build_flash(f: &FlashModel, capacity: u64, seed: u64) -> Result<Flash, String
         .map_err(|_| format!("{capacity} bytes is too many {page}-byte pages"))?;
     let data_blocks = logical_pages.div_ceil(f.pages_per_block);
     let op_blocks = (f64::from(data_blocks) * f.over_provisioning).ceil() as u32;
-    let extra = match f.ftl {
-        FtlKind::PageMapped => op_blocks.max(3),
-        FtlKind::Bast { log_blocks } => log_blocks + 1 + op_blocks,
-        FtlKind::Fast { random_log_blocks } => random_log_blocks + 2 + op_blocks,
-    };
+    let extra = f.ftl.extra_blocks(op_blocks);
     let geo = NandGeometry {
         page_bytes: f.page_bytes,
         pages_per_block: f.pages_per_block,
@@ -133,7 +129,7 @@ fn build_flash(f: &FlashModel, capacity: u64, seed: u64) -> Result<Flash, String
         channels: f.channels,
     };
     let nand = Nand::new(geo, f.timing)?;
-    let ftl = build_ftl(f.ftl, nand, logical_pages, seed)?;
+    let ftl = f.ftl.build(nand, logical_pages, seed)?;
     Ok(Flash {
         ftl,
         page_bytes: page,
@@ -274,10 +270,7 @@ impl SimDevice {
     pub fn info(&self) -> SimInfo {
         let inner = self.inner.lock();
         let (ftl, geometry) = match &inner.backend {
-            Backend::Flash(f) => (
-                f.ftl.kind().name().to_string(),
-                Some(f.ftl.nand().geometry()),
-            ),
+            Backend::Flash(f) => (f.ftl.name().to_string(), Some(f.ftl.nand().geometry())),
             Backend::Hdd(_) => ("none".to_string(), None),
         };
         SimInfo {

@@ -6,19 +6,25 @@
 //! - [`SimDevice`]: a [`Device`](crate::Device) over a NAND array and an FTL (or a disk
 //!   model), keeping the bytes in a flat logical image and timing every request by the
 //!   flash (or mechanical) operations it causes.
+//! - [`options`]: the typed options of the profiles (flash and disk schemas).
 //! - [`profiles`]: the named devices of the papers (`mtron`, `sd-card`, `usb-stick`,
 //!   `flash-25`, `nipu-ssd`, `nvme`, `hdd`), calibrated to their published figures.
 
 pub mod ftl;
 pub mod nand;
+pub mod options;
 pub mod profiles;
 
 mod device;
 mod hdd;
 
 pub use device::{SimDevice, SimInfo};
-pub use ftl::{build_ftl, BastFtl, FastFtl, Ftl, FtlKind, FtlStats, PageMapFtl};
+pub use ftl::{
+    build_ftl, ftl_names, BastFtl, FastFtl, Ftl, FtlConfig, FtlCore, FtlEntry, FtlKind, FtlStats,
+    PageMapFtl, FTLS,
+};
 pub use nand::{Nand, NandCounters, NandGeometry, NandTiming, OpCost, Stamp, WearSummary};
+pub use options::{FLASH_OPTIONS, HDD_OPTIONS};
 pub use profiles::{sim_profile_names, DeviceModel, FlashModel, HddModel, SimProfile};
 
 pub(crate) use flashbuf_core::rng::SplitMix64;

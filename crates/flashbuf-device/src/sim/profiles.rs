@@ -51,11 +51,14 @@
 //! space) to capacity, so very small devices look faster than the real ones.
 //!
 //! Every parameter is a public field of [`SimProfile`]: the lab may override channels,
-//! over-provisioning, log blocks, timings, ... ([`SimProfile::set_option`]).
+//! over-provisioning, the FTL and its log blocks, timings, ... through the typed options of
+//! the profile's kind (`options.rs`: [`SimProfile::option_schema`],
+//! [`SimProfile::apply_options`], [`SimProfile::set_option`]).
 
-use super::ftl::FtlKind;
+use super::ftl::{FtlConfig, FtlKind};
 use super::nand::NandTiming;
 use crate::DeviceError;
+use flashbuf_core::config::{ConfigError, Options, Spec};
 use serde::{Deserialize, Serialize};
 
 /// The names [`SimProfile::by_name`] accepts.
@@ -74,8 +77,8 @@ pub fn sim_profile_names() -> &'static [&'static str] {
 /// A flash device: NAND array, FTL, controller and host interface.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FlashModel {
-    /// The FTL and its parameters.
-    pub ftl: FtlKind,
+    /// The FTL and its options (an entry of [`FTLS`](super::ftl::FTLS)).
+    pub ftl: FtlConfig,
     /// Flash page size in bytes (the mapping unit).
     pub page_bytes: u32,
     /// Pages per erase block.
@@ -154,7 +157,7 @@ impl SimProfile {
     /// assert!(e.contains("sd-card"), "{e}");
     /// ```
     pub fn by_name(name: &str) -> Result<SimProfile, DeviceError> {
-        Ok(match name {
+        let profile = match name {
             "mtron" => mtron(),
             "sd-card" => sd_card(),
             "usb-stick" => usb_stick(),
@@ -168,7 +171,8 @@ impl SimProfile {
                     sim_profile_names().join(", ")
                 )))
             }
-        })
+        };
+        profile.map_err(|e| DeviceError::Config(format!("profile {name}: {e}")))
     }
 
     /// The flash page size (flash profiles) or 4 KB (disk): the profiler's default
@@ -180,68 +184,18 @@ impl SimProfile {
         }
     }
 
-    /// Keys [`SimProfile::set_option`] accepts for this profile.
-    pub fn option_keys(&self) -> &'static [&'static str] {
-        match &self.model {
-            DeviceModel::Flash(_) => &[
-                "channels",
-                "op",
-                "log-blocks",
-                "pages-per-block",
-                "read-us",
-                "program-us",
-                "erase-us",
-                "write-buffer",
-            ],
-            DeviceModel::Hdd(_) => &["rpm", "write-cache", "readahead"],
-        }
-    }
-
     /// Overrides one parameter from a `key=value` option of a device name such as
-    /// `sim:mtron:channels=4,op=0.1`. Unknown keys are errors listing the valid ones.
-    /// `log-blocks` sets BAST's log blocks or FAST's random log pool.
+    /// `sim:mtron:channels=4,op=0.1`, checked against [`SimProfile::option_schema`].
+    /// Unknown keys are errors listing the valid ones.
     pub fn set_option(&mut self, key: &str, value: &str) -> Result<(), DeviceError> {
-        let bad = |what: &str| DeviceError::Config(format!("option {key}={value}: {what}"));
-        let num = |v: &str| -> Result<f64, DeviceError> {
-            v.parse::<f64>()
-                .ok()
-                .filter(|x| x.is_finite() && *x >= 0.0)
-                .ok_or_else(|| bad("not a non-negative number"))
+        let spec = Spec {
+            name: format!("sim:{}", self.name),
+            arg: None,
+            opts: [(key.to_string(), value.to_string())].into(),
         };
-        let int = |v: &str| -> Result<u32, DeviceError> {
-            v.parse::<u32>().map_err(|_| bad("not a whole number"))
-        };
-        let keys = self.option_keys();
-        match &mut self.model {
-            DeviceModel::Flash(f) => match key {
-                "channels" => f.channels = int(value)?,
-                "op" => f.over_provisioning = num(value)?,
-                "pages-per-block" => f.pages_per_block = int(value)?,
-                "read-us" => f.timing.read_us = num(value)?,
-                "program-us" => f.timing.program_us = num(value)?,
-                "erase-us" => f.timing.erase_us = num(value)?,
-                "write-buffer" => f.write_buffer_pages = int(value)?,
-                "log-blocks" => match &mut f.ftl {
-                    FtlKind::Bast { log_blocks } => *log_blocks = int(value)?,
-                    FtlKind::Fast { random_log_blocks } => *random_log_blocks = int(value)?,
-                    FtlKind::PageMapped => {
-                        return Err(bad("the page-mapped FTL has no log blocks"))
-                    }
-                },
-                _ => {
-                    return Err(bad(&format!("unknown key; valid: {}", keys.join(", "))));
-                }
-            },
-            DeviceModel::Hdd(h) => match key {
-                "rpm" => h.rpm = num(value)?,
-                "write-cache" => h.write_cache_entries = int(value)?,
-                "readahead" => h.readahead_bytes = u64::from(int(value)?),
-                _ => {
-                    return Err(bad(&format!("unknown key; valid: {}", keys.join(", "))));
-                }
-            },
-        }
-        Ok(())
+        Options::validate(&spec, self.option_schema())
+            .and_then(|o| self.apply_options(&o))
+            .map_err(|e| DeviceError::Config(e.to_string()))
     }
 }
 
@@ -251,12 +205,12 @@ impl SimProfile {
 /// Model: BAST with 32 log blocks (a 16 MB focused area), 8 channels of SLC chips
 /// (25/200 µs, 2 ms erase), 128-page (512 KB) blocks, write-through, a per-block context
 /// switch cost that makes interleaved streams (partitioned writes) dearer than one stream.
-fn mtron() -> SimProfile {
-    SimProfile {
+fn mtron() -> Result<SimProfile, ConfigError> {
+    Ok(SimProfile {
         name: "mtron".into(),
         source: "StableBuffer Table 1 / uFLIP (Mtron MSD-SATA3525)".into(),
         model: DeviceModel::Flash(FlashModel {
-            ftl: FtlKind::Bast { log_blocks: 32 },
+            ftl: FtlKind::Bast { log_blocks: 32 }.try_into()?,
             page_bytes: 4096,
             pages_per_block: 128,
             channels: 8,
@@ -273,18 +227,18 @@ fn mtron() -> SimProfile {
             host_ns_per_byte: 3.33,
             write_buffer_pages: 0,
         }),
-    }
+    })
 }
 
 /// Kingston SDHC 8 GB class 4, from FD-Buffer Table 1: 8 KB random reads 680.4/s, random
 /// writes 5.0/s (R ≈ 136). Model: BAST with 4 log blocks, one channel, 256-page (1 MB)
 /// blocks of MLC chips, SD bus at ≈ 12.5 MB/s: a random write costs a full merge.
-fn sd_card() -> SimProfile {
-    SimProfile {
+fn sd_card() -> Result<SimProfile, ConfigError> {
+    Ok(SimProfile {
         name: "sd-card".into(),
         source: "FD-Buffer Table 1 (Kingston SDHC 8 GB)".into(),
         model: DeviceModel::Flash(FlashModel {
-            ftl: FtlKind::Bast { log_blocks: 4 },
+            ftl: FtlKind::Bast { log_blocks: 4 }.try_into()?,
             page_bytes: 4096,
             pages_per_block: 256,
             channels: 1,
@@ -301,18 +255,18 @@ fn sd_card() -> SimProfile {
             host_ns_per_byte: 80.0,
             write_buffer_pages: 0,
         }),
-    }
+    })
 }
 
 /// Sandisk Cruzer 8 GB USB stick, from FD-Buffer Table 1: 8 KB random reads 666.1/s,
 /// random writes 1.4/s (R ≈ 475). Model: BAST with 4 log blocks, one channel,
 /// 512-page (2 MB) blocks of MLC chips, USB 2.0 at ≈ 30 MB/s.
-fn usb_stick() -> SimProfile {
-    SimProfile {
+fn usb_stick() -> Result<SimProfile, ConfigError> {
+    Ok(SimProfile {
         name: "usb-stick".into(),
         source: "FD-Buffer Table 1 (Sandisk Cruzer 8 GB)".into(),
         model: DeviceModel::Flash(FlashModel {
-            ftl: FtlKind::Bast { log_blocks: 4 },
+            ftl: FtlKind::Bast { log_blocks: 4 }.try_into()?,
             page_bytes: 4096,
             pages_per_block: 512,
             channels: 1,
@@ -329,20 +283,21 @@ fn usb_stick() -> SimProfile {
             host_ns_per_byte: 33.0,
             write_buffer_pages: 0,
         }),
-    }
+    })
 }
 
 /// Mtron MOBI3500 16 GB SSD, called "Flash-25" in FD-Buffer §5 for its read/write
 /// asymmetry R ≈ 25 (8 KB random). Model: FAST with a 4-block random log pool, 4
 /// channels of the reference chip, 64-page blocks.
-fn flash_25() -> SimProfile {
-    SimProfile {
+fn flash_25() -> Result<SimProfile, ConfigError> {
+    Ok(SimProfile {
         name: "flash-25".into(),
         source: "FD-Buffer §5 (Mtron MOBI3500, Flash-25)".into(),
         model: DeviceModel::Flash(FlashModel {
             ftl: FtlKind::Fast {
                 random_log_blocks: 4,
-            },
+            }
+            .try_into()?,
             page_bytes: 4096,
             pages_per_block: 64,
             channels: 4,
@@ -353,7 +308,7 @@ fn flash_25() -> SimProfile {
             host_ns_per_byte: 6.67,
             write_buffer_pages: 0,
         }),
-    }
+    })
 }
 
 /// The flash SSD of the NIPU paper: Table 2 (4 KB Iometer, raw device) sequential read
@@ -361,12 +316,12 @@ fn flash_25() -> SimProfile {
 /// Table 1's reference chip (25 µs read, 200 µs program, 1.5 ms erase of 64 × 4 KB pages).
 /// Model: BAST with 16 log blocks, 4 channels, 10 ns/byte chip bus, SATA at 300 MB/s, a
 /// 16-page write buffer.
-fn nipu_ssd() -> SimProfile {
-    SimProfile {
+fn nipu_ssd() -> Result<SimProfile, ConfigError> {
+    Ok(SimProfile {
         name: "nipu-ssd".into(),
         source: "NIPU Tables 1 and 2".into(),
         model: DeviceModel::Flash(FlashModel {
-            ftl: FtlKind::Bast { log_blocks: 16 },
+            ftl: FtlKind::Bast { log_blocks: 16 }.try_into()?,
             page_bytes: 4096,
             pages_per_block: 64,
             channels: 4,
@@ -380,19 +335,19 @@ fn nipu_ssd() -> SimProfile {
             host_ns_per_byte: 3.33,
             write_buffer_pages: 16,
         }),
-    }
+    })
 }
 
 /// A modern NVMe SSD (vendor data sheets of TLC drives): page-mapped FTL with greedy GC
 /// and over-provisioning, 64 dies, 60 µs read, 500 µs program, 3 ms erase, 4 GB/s link, a
 /// large write buffer; random 4 KB writes cost ≈ 3× sequential ones per byte at steady
 /// state (garbage collection).
-fn nvme() -> SimProfile {
-    SimProfile {
+fn nvme() -> Result<SimProfile, ConfigError> {
+    Ok(SimProfile {
         name: "nvme".into(),
         source: "vendor data sheets (modern TLC NVMe SSD)".into(),
         model: DeviceModel::Flash(FlashModel {
-            ftl: FtlKind::PageMapped,
+            ftl: FtlKind::PageMapped.try_into()?,
             page_bytes: 4096,
             pages_per_block: 1024,
             channels: 32,
@@ -409,14 +364,14 @@ fn nvme() -> SimProfile {
             host_ns_per_byte: 0.25,
             write_buffer_pages: 64,
         }),
-    }
+    })
 }
 
 /// A 7,200 rpm SATA disk: NIPU Table 2 (4 KB Iometer) random read 13,146 µs, random write
 /// 6,738 µs, sequential read 127 µs, sequential write 183 µs (FD-Buffer §5's disk: 109
 /// random 8 KB reads/s, 100 writes/s).
-fn hdd() -> SimProfile {
-    SimProfile {
+fn hdd() -> Result<SimProfile, ConfigError> {
+    Ok(SimProfile {
         name: "hdd".into(),
         source: "NIPU Table 2 / FD-Buffer §5 (7,200 rpm SATA disk)".into(),
         model: DeviceModel::Hdd(HddModel {
@@ -430,5 +385,5 @@ fn hdd() -> SimProfile {
             readahead_bytes: 2 << 20,
             write_cache_entries: 14,
         }),
-    }
+    })
 }

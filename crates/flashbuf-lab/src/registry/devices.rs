@@ -1,21 +1,25 @@
-//! Devices by name: `memory`, `cost`, `file:PATH`, `sim:PROFILE`.
+//! Devices by name: a thin adapter over the device table
+//! ([`flashbuf_device::registry::DEVICES`]: `memory`, `cost`, `file:PATH`, `sim:PROFILE`),
+//! which holds every name, typed option and builder. The lab parses names up front
+//! ([`validate_devices`]: no I/O, a whole matrix before the first run) and builds per run
+//! with its [`BuildContext`].
 
-use super::{unknown, BuildContext, DeviceFacts};
-use crate::spec::{Spec, SpecExt};
+use super::BuildContext;
+use crate::spec::Spec;
 use crate::LabError;
-use flashbuf_device::sim::{sim_profile_names, SimDevice, SimProfile};
-use flashbuf_device::{
-    run_profile, CostDevice, Device, DeviceProfile, FileDevice, FileDeviceOptions, LatencyModel,
-    MemDevice, ProfileOptions,
-};
+use flashbuf_core::DeviceFacts;
+use flashbuf_device::registry::{self as table, DeviceClock, DeviceContext};
+use flashbuf_device::sim::SimDevice;
+use flashbuf_device::{run_profile, Device, DeviceProfile, ProfileOptions};
 use std::path::PathBuf;
 
-/// Device names.
-pub const DEVICE_NAMES: &[&str] = &["memory", "cost", "file:PATH", "sim:PROFILE"];
+pub use flashbuf_device::registry::{DeviceConfig, SIM_SLACK_BYTES};
 
-/// Logical bytes a simulated device gets beyond the trace's data (superblocks, staging
-/// areas, logs; unused logical space costs a page-mapped or hybrid FTL nothing).
-pub const SIM_SLACK_BYTES: u64 = 64 << 20;
+/// Device names as help shows them (`memory`, `cost`, `file:PATH`, `sim:PROFILE`).
+pub fn device_names() -> Vec<String> {
+    table::device_names()
+}
+
 /// A device built for a run, and a file to remove after it (for `file:` devices the lab
 /// created).
 pub struct BuiltDevice {
@@ -23,60 +27,50 @@ pub struct BuiltDevice {
     pub device: Box<dyn Device>,
     /// A file the lab created and removes when the run is over.
     pub cleanup: Option<PathBuf>,
-    /// What the device is like.
-    pub facts: DeviceFacts,
+}
+
+/// The device context of a run.
+fn device_ctx(ctx: &BuildContext) -> DeviceContext {
+    DeviceContext {
+        capacity_hint_bytes: ctx.data_bytes(),
+        page_size: ctx.page_size,
+        seed: ctx.seed,
+    }
+}
+
+/// Parses and checks the device named by `spec` (name, argument, every option's key, type
+/// and range) without building anything.
+pub fn parse_device(spec: &Spec) -> Result<DeviceConfig, LabError> {
+    Ok(table::parse_device(spec)?)
+}
+
+/// Checks every device name of a matrix before anything runs; the first bad one fails,
+/// naming the option, the value and what is valid.
+pub fn validate_devices<'a>(specs: impl IntoIterator<Item = &'a Spec>) -> Result<(), LabError> {
+    for s in specs {
+        parse_device(s)?;
+    }
+    Ok(())
+}
+
+/// Whether the device's capacity follows the trace's data size (the lab must scan the
+/// trace before building it): `sim`.
+pub fn device_needs_capacity(spec: &Spec) -> bool {
+    table::device_entry(&spec.name).is_ok_and(|e| e.sized_by_hint)
+}
+
+/// Whether the device has a clock (its device time is worth splitting into reads and
+/// writes): all but `memory`.
+pub fn device_has_clock(spec: &Spec) -> bool {
+    table::device_entry(&spec.name).is_ok_and(|e| e.clock != DeviceClock::None)
 }
 
 /// Builds the device named by `spec`.
 pub fn build_device(spec: &Spec, ctx: &BuildContext) -> Result<BuiltDevice, LabError> {
-    let device: Box<dyn Device> = match spec.name.as_str() {
-        "memory" => {
-            spec.allow(&[])?;
-            Box::new(MemDevice::new(0))
-        }
-        "cost" => {
-            spec.allow(&["read_us", "write_us", "sync_us"])?;
-            let m = LatencyModel {
-                latency_read_us: spec.get("read_us", 100.0)?,
-                latency_write_us: spec.get("write_us", 1000.0)?,
-                latency_sync_us: spec.get("sync_us", 0.0)?,
-            };
-            Box::new(CostDevice::new(MemDevice::new(0), m))
-        }
-        "file" => {
-            spec.allow(&["direct", "overwrite"])?;
-            let path = PathBuf::from(spec.arg.clone().unwrap_or_default());
-            let overwrite: bool = spec.get("overwrite", false)?;
-            let existed = path.exists();
-            if existed
-                && !overwrite
-                && std::fs::metadata(&path)
-                    .map(|m| m.len() > 0)
-                    .unwrap_or(false)
-            {
-                return Err(LabError::Usage(format!(
-                    "{} exists and is not empty; the run would overwrite it (add :overwrite=true)",
-                    path.display()
-                )));
-            }
-            let opts = FileDeviceOptions {
-                direct: spec.get("direct", false)?,
-                ..FileDeviceOptions::default()
-            };
-            let d = FileDevice::open(&path, opts)?;
-            return Ok(BuiltDevice {
-                device: Box::new(d),
-                cleanup: (!existed).then_some(path),
-                facts: DeviceFacts::default(),
-            });
-        }
-        "sim" => Box::new(build_sim(spec, ctx)?),
-        other => return Err(unknown("device", other, DEVICE_NAMES)),
-    };
+    let built = parse_device(spec)?.build(&device_ctx(ctx))?;
     Ok(BuiltDevice {
-        device,
-        cleanup: None,
-        facts: DeviceFacts::default(),
+        device: built.device,
+        cleanup: built.cleanup,
     })
 }
 
@@ -84,79 +78,14 @@ pub fn build_device(spec: &Spec, ctx: &BuildContext) -> Result<BuiltDevice, LabE
 /// erase block and a quick uFLIP profile of a separate device of the same profile; 1:1
 /// costs otherwise. Deterministic; `compare` computes it once per device.
 pub fn device_facts(spec: &Spec, ctx: &BuildContext) -> Result<DeviceFacts, LabError> {
-    match spec.name.as_str() {
-        "cost" => Ok(DeviceFacts {
-            erase_block_bytes: None,
-            read_us: spec.get("read_us", 100.0)?,
-            write_us: spec.get("write_us", 1000.0)?,
-        }),
-        "sim" => sim_facts(spec, ctx),
-        _ => Ok(DeviceFacts::default()),
-    }
+    Ok(parse_device(spec)?.facts(&device_ctx(ctx))?)
 }
 
-/// Facts of a simulated device: its erase block from the geometry, and random page read
-/// and write latencies from a quick uFLIP profile of a *separate* device of the same
-/// profile and seed (the replay's device stays untouched).
-fn sim_facts(spec: &Spec, ctx: &BuildContext) -> Result<DeviceFacts, LabError> {
-    let area = (ctx.data_bytes() + SIM_SLACK_BYTES).clamp(16 << 20, 256 << 20);
-    let probe_ctx = BuildContext {
-        data_pages: area / ctx.page_size as u64,
-        ..ctx.clone()
-    };
-    let probe = build_sim(spec, &probe_ctx)?;
-    let erase_block_bytes = probe.info().geometry.map(|g| g.block_bytes());
-    probe.set_len(area.min(probe.capacity()))?;
-    let mut opts = ProfileOptions::quick();
-    opts.page_size = ctx.page_size as u64;
-    opts.area_bytes = Some(area.min(probe.capacity()));
-    opts.seed = ctx.seed;
-    opts.sweep = false;
-    let p = run_profile(&probe, &opts)?;
-    Ok(DeviceFacts {
-        erase_block_bytes,
-        read_us: p.read_random_us.max(f64::MIN_POSITIVE),
-        write_us: p.write_random_us.max(f64::MIN_POSITIVE),
-    })
-}
-
-/// Builds `sim:PROFILE[:opts]`: `seed`, `precondition` (write the whole device once
-/// first, at no cost, as the papers' aged devices) and `fill` (the trace's data fills this
-/// fraction of the device: capacity = data / fill instead of data + 64 MiB) are the lab's;
-/// every other option goes to the profile (`SimProfile::set_option`, which lists its keys
-/// on error).
+/// Builds `sim:PROFILE[:opts]` as a [`SimDevice`]: `seed` and `precondition` (write the
+/// whole device once first, at no cost, as the papers' aged devices) are the lab's; the
+/// other options are the profile's, typed per profile kind (flash or disk).
 pub fn build_sim(spec: &Spec, ctx: &BuildContext) -> Result<SimDevice, LabError> {
-    let name = spec.arg.as_deref().unwrap_or_default();
-    let mut profile = SimProfile::by_name(name).map_err(|e| {
-        LabError::Usage(format!(
-            "{e} (profiles: {})",
-            sim_profile_names().join(", ")
-        ))
-    })?;
-    let seed: u64 = spec.get("seed", ctx.seed)?;
-    let precondition: bool = spec.get("precondition", false)?;
-    let fill: f64 = spec.get("fill", 0.0)?;
-    if !(0.0..=1.0).contains(&fill) {
-        return Err(LabError::Usage(format!("fill={fill} must be in (0, 1]")));
-    }
-    for (k, v) in &spec.opts {
-        if !matches!(k.as_str(), "seed" | "precondition" | "fill") {
-            profile.set_option(k, v).map_err(|e| {
-                LabError::Usage(format!("{e} (the lab also takes seed, precondition, fill)"))
-            })?;
-        }
-    }
-    let wanted = if fill > 0.0 {
-        ((ctx.data_bytes() as f64 / fill) as u64).max(ctx.data_bytes() + (1 << 20))
-    } else {
-        ctx.data_bytes() + SIM_SLACK_BYTES
-    };
-    let capacity = wanted.div_ceil(1 << 20) << 20;
-    let dev = SimDevice::new(profile, capacity, seed)?;
-    if precondition {
-        dev.precondition();
-    }
-    Ok(dev)
+    Ok(table::parse_sim(spec)?.build_sim(&device_ctx(ctx))?)
 }
 
 /// Measures the uFLIP-style profile of the simulated device `sim_name` (`sim:PROFILE[:opts]`)
@@ -168,18 +97,12 @@ pub fn measure_sim_profile(
 ) -> Result<DeviceProfile, LabError> {
     let area: u64 = 256 << 20;
     let spec = crate::spec::parse(sim_name)?;
-    if spec.name != "sim" {
-        return Err(LabError::Usage(format!(
-            "'{sim_name}' is not a simulated device (sim:PROFILE)"
-        )));
-    }
-    let ctx = BuildContext {
+    let ctx = DeviceContext {
+        capacity_hint_bytes: area / page_size as u64 * page_size as u64,
         page_size,
-        data_pages: area / page_size as u64,
         seed,
-        facts: DeviceFacts::default(),
     };
-    let dev = build_sim(&spec, &ctx)?;
+    let dev = table::parse_sim(&spec)?.build_sim(&ctx)?;
     dev.set_len(area)?;
     let opts = ProfileOptions {
         page_size: page_size as u64,
@@ -189,4 +112,45 @@ pub fn measure_sim_profile(
         ..ProfileOptions::default()
     };
     Ok(run_profile(&dev, &opts)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(t: &str) -> Spec {
+        crate::spec::parse(t).unwrap()
+    }
+
+    #[test]
+    fn a_matrix_with_one_bad_device_fails_before_building_anything() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("never-created");
+        let specs = [
+            spec(&format!("file:{}", path.display())),
+            spec("sim:mtron:seed=3"),
+            spec("sim:hdd:rpm=7200,channels=4"),
+        ];
+        let e = validate_devices(&specs).unwrap_err().to_string();
+        assert!(
+            e.contains("unknown option 'channels'") && e.contains("rpm, write-cache, readahead"),
+            "{e}"
+        );
+        assert!(!path.exists(), "validation created the file");
+        validate_devices(&specs[..2]).unwrap();
+        assert!(device_needs_capacity(&specs[1]) && !device_needs_capacity(&specs[0]));
+        assert!(!device_has_clock(&spec("memory")) && device_has_clock(&spec("cost")));
+        let e = build_sim(
+            &spec("cost"),
+            &BuildContext {
+                page_size: 4096,
+                data_pages: 1,
+                seed: 1,
+                facts: DeviceFacts::default(),
+            },
+        )
+        .err()
+        .unwrap();
+        assert!(e.to_string().contains("sim:PROFILE"), "{e}");
+    }
 }

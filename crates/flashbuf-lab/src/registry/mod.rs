@@ -1,9 +1,8 @@
 //! Builds devices, stores and policies from their names (design.md §7), one file per kind:
-//! [`devices`], [`stores`], [`policies`]. Adding a component means one entry in its kind's
+//! `devices`, `stores`, `policies` (thin adapters over the tables of the lower crates). Adding a component means one entry in its kind's
 //! table, plus its own file and a golden-test row.
 
 mod devices;
-mod log_store;
 mod policies;
 mod stores;
 
@@ -11,7 +10,6 @@ pub use devices::*;
 pub use policies::*;
 pub use stores::*;
 
-use crate::LabError;
 pub use flashbuf_core::DeviceFacts;
 
 /// What the lab knows when it builds components for one run.
@@ -32,13 +30,6 @@ impl BuildContext {
     pub fn data_bytes(&self) -> u64 {
         self.data_pages * self.page_size as u64
     }
-}
-
-pub(crate) fn unknown(kind: &str, name: &str, valid: &[&str]) -> LabError {
-    LabError::Usage(format!(
-        "unknown {kind} '{name}'; valid names: {}",
-        valid.join(", ")
-    ))
 }
 
 #[cfg(test)]

@@ -1,88 +1,163 @@
-//! Stores by name: `direct`, `stable-buffer`, `log-structured`.
+//! Stores by name: a thin adapter over the one store table
+//! ([`flashbuf_store::registry::STORES`]) — look the name up, validate and parse its
+//! options (up front, no I/O: [`validate_store`]), then create or open the store with the
+//! run's context. What a store needs from the lab (a simulated device's measured profile)
+//! goes in through [`StoreContext`].
 
-use super::{unknown, BuildContext};
-use crate::spec::{Spec, SpecExt};
+use super::{measure_sim_profile, BuildContext};
+use crate::spec::Spec;
 use crate::LabError;
-use flashbuf_device::{Device, DeviceProfile};
-use flashbuf_store::stable_buffer::{
-    FlushMode, PatternCosts, Recognition, StableBufferConfig, StableBufferStore,
-};
-use flashbuf_store::{DirectStore, DirectStoreConfig, PageStore};
+use flashbuf_core::config::Options;
+use flashbuf_device::Device;
+use flashbuf_store::registry::{self, ParsedStore, StoreContext};
+use flashbuf_store::stable_buffer::options::{StableBufferOptions, OPTIONS};
+use flashbuf_store::stable_buffer::StableBufferConfig;
+use flashbuf_store::{PageStore, StoreError};
 
-pub use super::log_store::{log_store_config, LOG_STORE_OPTIONS};
+/// Looks `spec` up in the store table and parses its options (no I/O).
+pub fn parse_store(spec: &Spec) -> Result<ParsedStore, LabError> {
+    Ok(registry::parse(spec)?)
+}
 
-/// Store names.
-pub const STORE_NAMES: &[&str] = &["direct", "stable-buffer", "log-structured"];
+/// Checks `spec` for runs of `page_size` without building anything (name, options, and
+/// what the page size decides); run for every store of a matrix before the first run.
+pub fn validate_store(spec: &Spec, page_size: usize) -> Result<(), LabError> {
+    parse_store(spec)?.factory.check(page_size)?;
+    Ok(())
+}
+
+/// Whether the store named by `spec` sizes itself by the run's data (the lab must scan
+/// the trace before building it): the log-structured store. A spec that does not parse
+/// needs nothing (the run fails on it when it validates the store).
+pub fn store_needs_capacity(spec: &Spec) -> bool {
+    parse_store(spec).is_ok_and(|p| p.factory.wants_data_pages())
+}
+
+/// Runs `f` with the store context of `ctx`: its page size and seed, and the lab's
+/// profiler for simulated devices (`flashbuf profile --device sim:NAME`).
+fn with_context<T>(ctx: &BuildContext, f: impl FnOnce(&StoreContext<'_>) -> T) -> T {
+    let measure =
+        |name: &str| measure_sim_profile(name, ctx.page_size, ctx.seed).map_err(|e| e.to_string());
+    f(&StoreContext {
+        page_size: ctx.page_size,
+        seed: ctx.seed,
+        data_pages: ctx.data_pages,
+        measure_profile: Some(&measure),
+    })
+}
+
+/// A configuration problem found while building is a [`LabError::Config`].
+fn lab_error(e: StoreError) -> LabError {
+    match e {
+        StoreError::Config(c) => LabError::Config(c),
+        other => LabError::Store(other),
+    }
+}
+
 /// Builds (formats) a fresh store named by `spec` on `device`.
 pub fn build_store(
     spec: &Spec,
     device: Box<dyn Device>,
     ctx: &BuildContext,
 ) -> Result<Box<dyn PageStore>, LabError> {
-    match spec.name.as_str() {
-        "direct" => {
-            spec.allow(&["grow"])?;
-            let cfg = DirectStoreConfig {
-                page_size: ctx.page_size,
-                grow_bytes: spec.get_bytes("grow", 64 << 20)?,
-            };
-            Ok(Box::new(DirectStore::create(device, cfg)?))
-        }
-        "stable-buffer" => {
-            let cfg = stable_buffer_config(spec, device.as_ref(), ctx)?;
-            Ok(Box::new(StableBufferStore::create(device, cfg)?))
-        }
-        "log-structured" => super::log_store::build(spec, device, ctx),
-        other => Err(unknown("store", other, STORE_NAMES)),
-    }
+    let p = parse_store(spec)?;
+    with_context(ctx, |s| p.factory.create(device, s)).map_err(lab_error)
 }
 
-/// Options of `stable-buffer`.
-pub const STABLE_BUFFER_OPTIONS: &[&str] =
-    &["recognition", "flush", "size", "profile", "align", "grow"];
+/// Opens (recovers) the store named by `spec` on `device`.
+pub fn open_store(
+    spec: &Spec,
+    device: Box<dyn Device>,
+    ctx: &BuildContext,
+) -> Result<Box<dyn PageStore>, LabError> {
+    let p = parse_store(spec)?;
+    with_context(ctx, |s| p.factory.open(device, s)).map_err(lab_error)
+}
 
-/// The configuration `stable-buffer:recognition=ondemand|incremental,flush=passive|proactive,
-/// size=BYTES,profile=sim:NAME|PATH,align=BYTES,grow=BYTES` names for a store on `device`.
-/// Defaults: incremental, passive, the profile's focused-area size, the device's own
-/// profile (see [`stable_buffer_costs`]), 4 MiB alignment, 64 MiB growth.
+/// The configuration `stable-buffer:...` names for a store on `device` (for callers that
+/// need the concrete [`flashbuf_store::StableBufferStore`]); options and defaults as in
+/// [`flashbuf_store::stable_buffer::options`].
 pub fn stable_buffer_config(
     spec: &Spec,
     device: &dyn Device,
     ctx: &BuildContext,
 ) -> Result<StableBufferConfig, LabError> {
-    spec.allow(STABLE_BUFFER_OPTIONS)?;
-    let costs = stable_buffer_costs(spec, device, ctx)?;
-    Ok(StableBufferConfig {
-        page_size: ctx.page_size,
-        staging_bytes: spec.get_bytes("size", costs.focused_area_bytes)?,
-        recognition: Recognition::parse(&spec.get("recognition", "incremental".to_string())?)?,
-        flush: FlushMode::parse(&spec.get("flush", "passive".to_string())?)?,
-        align_bytes: spec.get_bytes("align", 4 << 20)?,
-        grow_bytes: spec.get_bytes("grow", 64 << 20)?,
-        costs,
-        salt: None,
-    })
+    let o = StableBufferOptions::from_options(&Options::validate(spec, OPTIONS)?)?;
+    with_context(ctx, |s| o.config(device, s)).map_err(lab_error)
 }
 
-/// The pattern costs of `stable-buffer:profile=...`: `sim:NAME` measures that simulated
-/// profile (as `flashbuf profile --device sim:NAME` does, for the run's page size and
-/// seed), anything else is a profile JSON file; without the option, a simulated device's
-/// own profile is measured, and other devices get the paper's Mtron figures.
-pub fn stable_buffer_costs(
-    spec: &Spec,
-    device: &dyn Device,
-    ctx: &BuildContext,
-) -> Result<PatternCosts, LabError> {
-    let described = device.describe();
-    let source = match spec.opts.get("profile") {
-        Some(p) => p.clone(),
-        None if described.starts_with("sim:") => described,
-        None => return Ok(PatternCosts::default()),
-    };
-    let profile = match source.strip_prefix("sim:") {
-        Some(_) => super::measure_sim_profile(&source, ctx.page_size, ctx.seed),
-        None => DeviceProfile::load(std::path::Path::new(&source)).map_err(LabError::from),
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::DeviceFacts;
+    use flashbuf_device::MemDevice;
+
+    fn ctx() -> BuildContext {
+        BuildContext {
+            page_size: 4096,
+            data_pages: 16,
+            seed: 1,
+            facts: DeviceFacts::default(),
+        }
     }
-    .map_err(|e| LabError::Usage(format!("stable-buffer profile={source}: {e}")))?;
-    Ok(PatternCosts::from_profile(&profile))
+
+    #[test]
+    fn every_store_in_the_table_is_built_and_reopened_by_name() {
+        for e in registry::STORES {
+            let spec = crate::spec::parse(e.name).unwrap();
+            validate_store(&spec, 4096).unwrap();
+            let dev = std::sync::Arc::new(MemDevice::new(0));
+            let s = build_store(&spec, Box::new(dev.clone()), &ctx()).unwrap();
+            assert_eq!(s.name(), e.name);
+            drop(s);
+            let s = open_store(&spec, Box::new(dev), &ctx()).unwrap();
+            assert_eq!(s.name(), e.name);
+        }
+    }
+
+    #[test]
+    fn a_bad_store_spec_fails_validation_naming_what_is_wrong() {
+        let v = |t: &str| validate_store(&crate::spec::parse(t).unwrap(), 4096);
+        let e = v("directt").unwrap_err().to_string();
+        assert!(
+            e.contains("unknown store 'directt'; valid names: direct"),
+            "{e}"
+        );
+        let e = v("stable-buffer:recognition=ondemand,flush=proactive")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("needs recognition=incremental"), "{e}");
+        assert!(matches!(
+            v("direct:grow=0").unwrap_err(),
+            LabError::Config(_)
+        ));
+        v("stable-buffer:slots=16,grow_pages=8").unwrap();
+    }
+
+    #[test]
+    fn a_matrix_with_a_bad_store_in_its_last_cell_runs_nothing() {
+        let trace = std::path::PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../testdata/traces/pgbench-sample.pagetrace.csv.zst"
+        ));
+        let p = |t: &str| crate::spec::parse(t).unwrap();
+        let m = crate::compare::Matrix {
+            base: crate::RunConfig {
+                trace,
+                buffer: crate::BufferSize::Pages(8),
+                seed: 1,
+                ..crate::RunConfig::default()
+            },
+            policies: vec![p("lru")],
+            stores: vec![p("direct"), p("stable-buffer:slots=0")],
+            devices: vec![p("memory")],
+            buffers: vec![crate::BufferSize::Pages(8)],
+        };
+        let mut ran = 0;
+        let e = crate::compare::compare(&m, |_| ran += 1)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(ran, 0, "runs before the error");
+        assert!(e.contains("slots=0") && e.contains("[1, "), "{e}");
+    }
 }

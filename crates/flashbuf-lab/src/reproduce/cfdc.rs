@@ -24,7 +24,7 @@
 //! into writes or writes into reads, uniformly at random per epoch of 5,000 references,
 //! seeded): the paper varied the share of update *transactions*; we vary the share of
 //! page references that write. Every run has the data set on the device from the start
-//! (`RunOptions::presize`; without it a read-only run would read nothing from the device).
+//! (`RunConfig::presize`; without it a read-only run would read nothing from the device).
 //!
 //! # Results (whole trace, seed 42; 44 runs, about 2 minutes)
 //! The paper's directions all hold, with larger magnitudes: CFLRU flushes 5–14 % fewer
@@ -38,10 +38,11 @@
 
 use super::runner::{count, gain, pct, secs, Runner};
 use super::{Report, ReproduceOptions, Section};
-use crate::replay::{BufferSize, RunOptions};
+use crate::config::{BufferSize, RunConfig};
 use crate::result::RunResult;
 use crate::LabError;
 use flashbuf_workload::dynamics::{Dynamics, WorkloadTransform};
+use std::path::Path;
 
 /// The trace.
 pub const TRACE: &str = "tpcc-pg15-w4.pagetrace.csv.zst";
@@ -66,13 +67,45 @@ pub fn run(opts: &ReproduceOptions) -> Result<Report, LabError> {
     let mut rn = Runner::new("cfdc", opts);
     let trace = rn.trace(TRACE)?;
     // The database is on the device from the start: every miss reads it.
-    let plain = RunOptions {
+    let plain = RunConfig {
         presize: true,
-        ..RunOptions::default()
+        ..RunConfig::default()
     };
-    let mut sections = Vec::new();
 
-    // ---- Figs. 4-6: buffer size ----
+    let (s, by_buffer) = figs_4_6(&mut rn, &trace, &plain)?;
+    let sections = vec![
+        s,
+        figs_4_6_ratios(&by_buffer),
+        fig_7(&mut rn, &trace, &plain)?,
+        fig_9(&mut rn, &trace, &plain)?,
+    ];
+    let mut sections = sections;
+    if let Some(last) = sections.last_mut() {
+        last.notes.push(format!(
+            "{} runs, {:.0} s wall{}",
+            rn.runs_done(),
+            rn.elapsed_s(),
+            match opts.limit_refs {
+                Some(n) => format!("; first {n} references of each trace only"),
+                None => String::new(),
+            }
+        ));
+    }
+    Ok(Report {
+        paper: "cfdc".into(),
+        sections,
+    })
+}
+
+/// Every policy's run per buffer size (frames).
+type ByBuffer = Vec<(usize, Vec<RunResult>)>;
+
+/// Figs. 4-6: every policy at every buffer size (the runs are kept for the ratios).
+fn figs_4_6(
+    rn: &mut Runner<'_>,
+    trace: &Path,
+    plain: &RunConfig,
+) -> Result<(Section, ByBuffer), LabError> {
     let mut s = Section::new(
         "Figs. 4-6: buffer size (TPC-C trace, sim:mtron, 4 KB pages)",
         &[
@@ -89,7 +122,7 @@ pub fn run(opts: &ReproduceOptions) -> Result<Report, LabError> {
     for &b in BUFFERS {
         let mut rs = Vec::new();
         for &(label, p) in POLICIES {
-            let r = rn.run(&trace, PAGE_SIZE, p, DEVICE, BufferSize::Pages(b), &plain)?;
+            let r = rn.run(trace, PAGE_SIZE, p, DEVICE, BufferSize::Pages(b), plain)?;
             rs.push(r);
             let r = &rs[rs.len() - 1];
             s.row(vec![
@@ -110,8 +143,12 @@ pub fn run(opts: &ReproduceOptions) -> Result<Report, LabError> {
          throughput gain when elapsed time is I/O time"
             .into(),
     );
-    sections.push(s);
 
+    Ok((s, by_buffer))
+}
+
+/// Figs. 4-6: CFDC's ratios to CFLRU and LRU per buffer size, beside the paper's.
+fn figs_4_6_ratios(by_buffer: &ByBuffer) -> Section {
     let mut c = Section::new(
         "Figs. 4-6 beside the paper's figures (relative comparisons)",
         &[
@@ -124,7 +161,7 @@ pub fn run(opts: &ReproduceOptions) -> Result<Report, LabError> {
             "CFLRU gain vs LRU",
         ],
     );
-    for (b, rs) in &by_buffer {
+    for (b, rs) in by_buffer {
         let (l, f, d) = (&rs[0], &rs[1], &rs[2]);
         c.row(vec![
             count(*b as u64),
@@ -150,9 +187,12 @@ pub fn run(opts: &ReproduceOptions) -> Result<Report, LabError> {
          MTRON SSD; here: the TPC-C page trace (17% writes) on the simulated MTRON (BAST FTL)"
             .into(),
     );
-    sections.push(c);
 
-    // ---- Fig. 7: update intensity ----
+    c
+}
+
+/// Fig. 7: update intensity (write ratio).
+fn fig_7(rn: &mut Runner<'_>, trace: &Path, plain: &RunConfig) -> Result<Section, LabError> {
     let mut u = Section::new(
         "Fig. 7: update intensity (write ratio set per epoch, 4,096 pages)",
         &[
@@ -170,17 +210,17 @@ pub fn run(opts: &ReproduceOptions) -> Result<Report, LabError> {
         ],
     );
     for &x in WRITE_RATIOS {
-        let ro = RunOptions {
+        let ro = RunConfig {
             dynamics: Dynamics {
                 workload: Some(WorkloadTransform::Ratio(x)),
                 ..Dynamics::default()
             },
-            ..plain
+            ..plain.clone()
         };
         let mut rs = Vec::new();
         for &(_, p) in POLICIES {
             rs.push(rn.run(
-                &trace,
+                trace,
                 PAGE_SIZE,
                 p,
                 DEVICE,
@@ -218,9 +258,12 @@ pub fn run(opts: &ReproduceOptions) -> Result<Report, LabError> {
          100% update intensity; at 0% all three reach about 9,500 TPS"
             .into(),
     );
-    sections.push(u);
 
-    // ---- Fig. 9: priority window ----
+    Ok(u)
+}
+
+/// Fig. 9: the priority window.
+fn fig_9(rn: &mut Runner<'_>, trace: &Path, plain: &RunConfig) -> Result<Section, LabError> {
     let mut w = Section::new(
         "Fig. 9: priority window (4,096 pages, trace's own write ratio)",
         &[
@@ -237,20 +280,20 @@ pub fn run(opts: &ReproduceOptions) -> Result<Report, LabError> {
     let mut last = (0.0, 0.0);
     for &win in WINDOWS {
         let f = rn.run(
-            &trace,
+            trace,
             PAGE_SIZE,
             &format!("cflru:window={win}"),
             DEVICE,
             BufferSize::Pages(BASE_BUFFER),
-            &plain,
+            plain,
         )?;
         let d = rn.run(
-            &trace,
+            trace,
             PAGE_SIZE,
             &format!("cfdc:window={win}"),
             DEVICE,
             BufferSize::Pages(BASE_BUFFER),
-            &plain,
+            plain,
         )?;
         first.get_or_insert((f.device_time_us, d.device_time_us));
         last = (f.device_time_us, d.device_time_us);
@@ -272,19 +315,5 @@ pub fn run(opts: &ReproduceOptions) -> Result<Report, LabError> {
             pct(last.1 / d0 - 1.0)
         ));
     }
-    w.notes.push(format!(
-        "{} runs, {:.0} s wall{}",
-        rn.runs_done(),
-        rn.elapsed_s(),
-        match opts.limit_refs {
-            Some(n) => format!("; first {n} references of each trace only"),
-            None => String::new(),
-        }
-    ));
-    sections.push(w);
-
-    Ok(Report {
-        paper: "cfdc".into(),
-        sections,
-    })
+    Ok(w)
 }

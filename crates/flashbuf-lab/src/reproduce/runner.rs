@@ -3,8 +3,9 @@
 //! trace), memoized runs, progress on stderr.
 
 use super::ReproduceOptions;
+use crate::config::{BufferSize, RunConfig};
 use crate::registry::{device_facts, BuildContext, DeviceFacts};
-use crate::replay::{run_with, BufferSize, RunConfig, RunOptions};
+use crate::replay::run;
 use crate::result::RunResult;
 use crate::scan::{scan_trace, TraceScan};
 use crate::LabError;
@@ -86,7 +87,9 @@ impl<'a> Runner<'a> {
         Ok(facts)
     }
 
-    /// One run (memoized on all its settings).
+    /// One run (memoized on all its settings): `trace` × `policy` × the direct store ×
+    /// `device` at `buffer`, with the run options of `ropts` (dynamics, pre-sizing,
+    /// bounds; its other fields are replaced), the reproduction's seed and limit.
     pub(super) fn run(
         &mut self,
         trace: &Path,
@@ -94,11 +97,14 @@ impl<'a> Runner<'a> {
         policy: &str,
         device: &str,
         buffer: BufferSize,
-        ropts: &RunOptions,
+        ropts: &RunConfig,
     ) -> Result<RunResult, LabError> {
         let key = format!(
-            "{}|{page_size}|{policy}|{device}|{buffer:?}|{ropts:?}",
-            trace.display()
+            "{}|{page_size}|{policy}|{device}|{buffer:?}|{:?}|{}|{:?}",
+            trace.display(),
+            ropts.dynamics,
+            ropts.presize,
+            ropts.bounds
         );
         if let Some(r) = self.runs.get(&key) {
             return Ok(r.clone());
@@ -106,21 +112,22 @@ impl<'a> Runner<'a> {
         let facts = self.facts(device, trace, page_size)?;
         let cfg = RunConfig {
             trace: trace.to_path_buf(),
-            format: None,
             policy: crate::spec::parse(policy)?,
             store: crate::spec::parse("direct")?,
             device: crate::spec::parse(device)?,
             buffer,
             page_size,
             seed: self.opts.seed,
-            paranoid: false,
-            progress: false,
             limit_refs: self.opts.limit_refs,
             facts: Some(facts),
+            dynamics: ropts.dynamics,
+            bounds: ropts.bounds,
+            presize: ropts.presize,
+            ..RunConfig::default()
         };
         let scan = self.scans.get(&(trace.to_path_buf(), page_size));
         let t = Instant::now();
-        let r = run_with(&cfg, scan, ropts)?;
+        let r = run(&cfg, scan)?;
         self.count += 1;
         if self.opts.progress {
             eprintln!(
@@ -161,7 +168,7 @@ impl<'a> Runner<'a> {
     }
 }
 
-fn dyn_label(o: &RunOptions) -> String {
+fn dyn_label(o: &RunConfig) -> String {
     let mut s = String::new();
     if let Some(w) = o.dynamics.workload {
         s.push_str(&format!(" {w}"));

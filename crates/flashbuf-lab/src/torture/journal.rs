@@ -13,8 +13,11 @@
 //! The intent record is durable before the first write of its round, so a page on the
 //! store can never be newer than the journal's intent for it; the ack record is appended
 //! only after the store's `sync()` returned, so every acknowledged version must survive.
-//! Only the last line may be torn (a kill or power cut during its append); it is ignored.
-//! A bad line anywhere else means the journal itself is corrupt.
+//! Only the last line may be torn (a kill or power cut during its append): a last line
+//! without its newline is ignored, and resuming a run cuts it off before appending
+//! ([`Journal::resume`]), so that the next record never lands glued to it (issue 11, bug
+//! D). Any complete line that fails its checksum — the last one included — means the
+//! journal itself is corrupt.
 
 use crate::LabError;
 use flashbuf_core::page::crc32c;
@@ -57,7 +60,13 @@ pub struct JournalState {
     pub records: u64,
     /// Whether a torn last line was ignored.
     pub torn_tail: bool,
+    /// Bytes of the journal up to the end of its last complete, valid line (a resumed run
+    /// cuts the file there).
+    pub valid_bytes: u64,
 }
+
+/// Most pages a torture run (and its journal) may have.
+pub const MAX_PAGES: u64 = 1 << 20;
 
 fn seal_line(text: &str) -> String {
     format!("{text} crc={:08x}\n", crc32c(text.as_bytes()))
@@ -80,8 +89,9 @@ fn entries_text(entries: &[(u64, u64)]) -> String {
 
 /// Fsyncs a directory, so that a file created or renamed in it survives a power cut.
 pub fn sync_dir(dir: &Path) -> Result<(), LabError> {
-    File::open(dir)?.sync_all()?;
-    Ok(())
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| LabError::io(format!("cannot sync directory {}", dir.display()), e))
 }
 
 /// An open journal, appending.
@@ -96,27 +106,62 @@ impl Journal {
     /// rename, fsync of the directory).
     pub fn create(path: &Path, header: &JournalHeader) -> Result<Self, LabError> {
         let tmp = path.with_extension("journal.tmp");
+        let ctx = |what: &str| format!("cannot {what} {}", tmp.display());
         {
-            let mut f = File::create(&tmp)?;
+            let mut f = File::create(&tmp).map_err(|e| LabError::io(ctx("create"), e))?;
             f.write_all(
                 seal_line(&format!(
                     "flashbuf-torture {JOURNAL_FORMAT} store={} page_size={} pages={} seed={}",
                     header.store, header.page_size, header.pages, header.seed
                 ))
                 .as_bytes(),
-            )?;
-            f.sync_all()?;
+            )
+            .and_then(|()| f.sync_all())
+            .map_err(|e| LabError::io(ctx("write"), e))?;
         }
-        std::fs::rename(&tmp, path)?;
+        std::fs::rename(&tmp, path).map_err(|e| {
+            LabError::io(
+                format!("cannot rename {} to {}", tmp.display(), path.display()),
+                e,
+            )
+        })?;
         if let Some(dir) = path.parent() {
             sync_dir(dir)?;
         }
-        Self::open_append(path)
+        Self::append_to(path)
     }
 
-    /// Opens an existing journal for appending.
-    pub fn open_append(path: &Path) -> Result<Self, LabError> {
-        let file = OpenOptions::new().append(true).open(path)?;
+    /// Opens the journal `st` was read from for appending, first cutting off a torn last
+    /// line (and fsyncing the cut), so that the next record starts on a line of its own.
+    pub fn resume(path: &Path, st: &JournalState) -> Result<Self, LabError> {
+        let j = Self::append_to(path)?;
+        let len = j
+            .file
+            .metadata()
+            .map_err(|e| LabError::io(format!("cannot stat {}", path.display()), e))?
+            .len();
+        if len != st.valid_bytes {
+            if len < st.valid_bytes {
+                return Err(LabError::Invariant(format!(
+                    "journal {} shrank while being resumed ({len} bytes, {} read)",
+                    path.display(),
+                    st.valid_bytes
+                )));
+            }
+            j.file
+                .set_len(st.valid_bytes)
+                .and_then(|()| j.file.sync_all())
+                .map_err(|e| {
+                    LabError::io(format!("cannot cut the torn tail of {}", path.display()), e)
+                })?;
+        }
+        Ok(j)
+    }
+
+    fn append_to(path: &Path) -> Result<Self, LabError> {
+        let file = OpenOptions::new().append(true).open(path).map_err(|e| {
+            LabError::io(format!("cannot open {} for appending", path.display()), e)
+        })?;
         Ok(Self {
             file,
             path: path.to_path_buf(),
@@ -140,9 +185,10 @@ impl Journal {
     }
 
     fn append(&mut self, text: &str) -> Result<(), LabError> {
-        self.file.write_all(seal_line(text).as_bytes())?;
-        self.file.sync_data()?;
-        Ok(())
+        self.file
+            .write_all(seal_line(text).as_bytes())
+            .and_then(|()| self.file.sync_data())
+            .map_err(|e| LabError::io(format!("cannot append to {}", self.path.display()), e))
     }
 }
 
@@ -192,23 +238,28 @@ fn parse_entries(s: &str, pages: u64) -> Option<Vec<(u64, u64)>> {
 
 /// Reads and validates a journal (bounded: it never trusts a size it reads).
 pub fn read_journal(path: &Path) -> Result<JournalState, LabError> {
-    let bytes = std::fs::read(path)?;
+    let bytes = std::fs::read(path)
+        .map_err(|e| LabError::io(format!("cannot read {}", path.display()), e))?;
     parse_journal(&bytes, path)
 }
 
 /// Parses journal bytes; `path` names the journal in errors.
 pub fn parse_journal(bytes: &[u8], path: &Path) -> Result<JournalState, LabError> {
-    let text = String::from_utf8_lossy(bytes);
-    let complete = text.ends_with('\n');
-    let lines: Vec<&str> = text.lines().collect();
-    let n = lines.len();
-    let Some(first) = lines.first() else {
+    // Lines with their byte ranges; the last one may lack its newline (torn).
+    let raw: Vec<&[u8]> = bytes.split_inclusive(|&b| b == b'\n').collect();
+    let n = raw.len();
+    let Some(first) = raw.first() else {
         return Err(bad(path, 1, "empty"));
     };
-    let header = unseal_line(first)
+    let line_text = |l: &[u8]| -> String {
+        let l = l.strip_suffix(b"\n").unwrap_or(l);
+        String::from_utf8_lossy(l.strip_suffix(b"\r").unwrap_or(l)).into_owned()
+    };
+    let first_text = line_text(first);
+    let header = unseal_line(&first_text)
+        .filter(|_| first.ends_with(b"\n"))
         .and_then(parse_header)
         .ok_or_else(|| bad(path, 1, "not a flashbuf torture journal header"))?;
-    const MAX_PAGES: u64 = 1 << 20;
     if header.pages > MAX_PAGES {
         return Err(bad(path, 1, "too many pages"));
     }
@@ -222,55 +273,67 @@ pub fn parse_journal(bytes: &[u8], path: &Path) -> Result<JournalState, LabError
         last_round_open: false,
         records: 0,
         torn_tail: false,
+        valid_bytes: first.len() as u64,
     };
     let mut open_round: Option<(u64, Vec<(u64, u64)>)> = None;
-    for (i, line) in lines.iter().enumerate().skip(1) {
-        let last = i + 1 == n;
-        let Some(text) = unseal_line(line).filter(|_| !last || complete) else {
-            if last {
-                st.torn_tail = true;
-                break;
-            }
-            return Err(bad(path, i + 1, "checksum mismatch"));
-        };
-        let mut parts = text.splitn(3, ' ');
-        let (kind, round, rest) = (parts.next(), parts.next(), parts.next().unwrap_or(""));
-        let round: u64 = round
-            .and_then(|r| r.parse().ok())
-            .ok_or_else(|| bad(path, i + 1, "bad round number"))?;
-        let entries =
-            parse_entries(rest, pages).ok_or_else(|| bad(path, i + 1, "bad page:version list"))?;
-        match kind {
-            Some("I") => {
-                if round <= st.last_round {
-                    return Err(bad(path, i + 1, "rounds out of order"));
-                }
-                for &(p, v) in &entries {
-                    let slot = &mut st.intended[p as usize];
-                    if v <= *slot {
-                        return Err(bad(path, i + 1, "versions must grow"));
-                    }
-                    *slot = v;
-                }
-                st.last_round = round;
-                st.last_round_open = true;
-                open_round = Some((round, entries));
-            }
-            Some("A") => match open_round.take() {
-                Some((r, want)) if r == round && want == entries => {
-                    for (p, v) in entries {
-                        st.acked[p as usize] = v;
-                    }
-                    st.rounds_acked += 1;
-                    st.last_round_open = false;
-                }
-                _ => return Err(bad(path, i + 1, "ack without its intent")),
-            },
-            _ => return Err(bad(path, i + 1, "unknown record")),
+    for (i, raw_line) in raw.iter().enumerate().skip(1) {
+        if i + 1 == n && !raw_line.ends_with(b"\n") {
+            // A kill or power cut during the append of the last record: ignored (a
+            // resumed run cuts it off). A complete line is judged like any other.
+            st.torn_tail = true;
+            break;
         }
+        let line = line_text(raw_line);
+        let text = unseal_line(&line).ok_or_else(|| bad(path, i + 1, "checksum mismatch"))?;
+        apply_record(&mut st, &mut open_round, text, pages).map_err(|m| bad(path, i + 1, m))?;
         st.records += 1;
+        st.valid_bytes += raw_line.len() as u64;
     }
     Ok(st)
+}
+
+/// Applies one (checksum-verified) record to the state.
+fn apply_record(
+    st: &mut JournalState,
+    open_round: &mut Option<(u64, Vec<(u64, u64)>)>,
+    text: &str,
+    pages: u64,
+) -> Result<(), &'static str> {
+    let mut parts = text.splitn(3, ' ');
+    let (kind, round, rest) = (parts.next(), parts.next(), parts.next().unwrap_or(""));
+    let round: u64 = round
+        .and_then(|r| r.parse().ok())
+        .ok_or("bad round number")?;
+    let entries = parse_entries(rest, pages).ok_or("bad page:version list")?;
+    match kind {
+        Some("I") => {
+            if round <= st.last_round {
+                return Err("rounds out of order");
+            }
+            for &(p, v) in &entries {
+                let slot = &mut st.intended[p as usize];
+                if v <= *slot {
+                    return Err("versions must grow");
+                }
+                *slot = v;
+            }
+            st.last_round = round;
+            st.last_round_open = true;
+            *open_round = Some((round, entries));
+        }
+        Some("A") => match open_round.take() {
+            Some((r, want)) if r == round && want == entries => {
+                for (p, v) in entries {
+                    st.acked[p as usize] = v;
+                }
+                st.rounds_acked += 1;
+                st.last_round_open = false;
+            }
+            _ => return Err("ack without its intent"),
+        },
+        _ => return Err("unknown record"),
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -302,13 +365,31 @@ mod tests {
             (1, 2, true)
         );
         assert!(!st.torn_tail);
-        // Cut the last record anywhere: ignored as torn.
+        // Cut the last record anywhere: ignored as torn, and resuming cuts it off.
         let bytes = std::fs::read(&p).unwrap();
+        let full = parse_journal(&bytes, &p).unwrap();
+        assert_eq!(full.valid_bytes, bytes.len() as u64);
         for cut in 1..20 {
             let st = parse_journal(&bytes[..bytes.len() - cut], &p).unwrap();
             assert!(st.torn_tail);
             assert_eq!(st.intended[1], 1);
+            assert!(st.valid_bytes < (bytes.len() - cut) as u64);
+            assert!(bytes[..st.valid_bytes as usize].ends_with(b"\n"));
         }
+        let torn = &bytes[..bytes.len() - 5];
+        std::fs::write(&p, torn).unwrap();
+        let st = read_journal(&p).unwrap();
+        let mut j = Journal::resume(&p, &st).unwrap();
+        j.intent(2, &[(3, 1)]).unwrap();
+        let st = read_journal(&p).unwrap();
+        assert!(!st.torn_tail);
+        assert_eq!((st.intended[1], st.intended[3], st.records), (1, 1, 3));
+        // A complete last line with a bad checksum is corruption, not a torn tail.
+        let mut b = std::fs::read(&p).unwrap();
+        let at = b.len() - 3;
+        b[at] = if b[at] == b'0' { b'1' } else { b'0' };
+        let e = parse_journal(&b, &p).unwrap_err().to_string();
+        assert!(e.contains("line 4: checksum mismatch"), "{e}");
         // A bad line in the middle is corruption.
         let mut b = bytes.clone();
         let at = b.iter().position(|&c| c == b'A').unwrap();

@@ -2,7 +2,9 @@
 //! [`check`] verifies what a kill (or power cut) left against the journal.
 //!
 //! Layout of the directory: `store.flashbuf` (the store, on a [`FileDevice`] holding an
-//! exclusive lock while open) and `torture.journal` (see [`super::journal`]).
+//! exclusive lock while open), `torture.journal` (see [`super::journal`]) and
+//! `.flashbuf.lock`, the directory lock both commands hold while they run
+//! ([`super::dirlock`]; starting and resuming: `super::setup`).
 //!
 //! A round: choose 1..=`max_pages_per_round` distinct pages, give each its next version,
 //! append and fsync the intent, write the pages (one by one, as a batch, or through a
@@ -10,7 +12,8 @@
 //! payloads are [`content::fill`] of (page, version, journal seed), so `check` can tell a
 //! page's version and whether its bytes are exactly that version's.
 
-use super::journal::{read_journal, sync_dir, Journal, JournalHeader, JournalState};
+use super::dirlock::DirLock;
+use super::journal::{read_journal, JournalState, MAX_PAGES};
 use crate::LabError;
 use flashbuf_core::page::HEADER_BYTES;
 use flashbuf_core::rng::SplitMix64;
@@ -18,9 +21,9 @@ use flashbuf_core::{DirtyRanges, PageId};
 use flashbuf_device::{FileDevice, FileDeviceOptions};
 use flashbuf_pool::policy::Lru;
 use flashbuf_pool::BufferPool;
-use flashbuf_store::testing::content::{self, filled_page, matches_fill};
-use flashbuf_store::testing::StoreFactory;
 use flashbuf_store::{PageStore, PageWrite, ReadOutcome, StoreError};
+use flashbuf_testkit::content::{self, filled_page, matches_fill};
+use flashbuf_testkit::CrashStore;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -33,7 +36,7 @@ pub const JOURNAL_FILE: &str = "torture.journal";
 #[derive(Debug, Clone)]
 pub struct TortureConfig {
     /// The store.
-    pub store: &'static StoreFactory,
+    pub store: CrashStore,
     /// Directory holding the store and the journal (created if absent).
     pub dir: PathBuf,
     /// Seed of the page choices (and of the contents of a new journal).
@@ -42,11 +45,14 @@ pub struct TortureConfig {
     pub duration: Option<Duration>,
     /// Stop after this many rounds.
     pub rounds: Option<u64>,
-    /// Page size of a new store.
-    pub page_size: usize,
-    /// Pages of a new store (`0..pages` are written).
-    pub pages: u64,
+    /// Page size of a new store (default 4096); on resume, `Some` must match the run's.
+    pub page_size: Option<usize>,
+    /// Pages of a new store (`0..pages` are written; default 256, at most
+    /// [`MAX_PAGES`]); on resume, `Some` must match the run's.
+    pub pages: Option<u64>,
     /// Frames of the buffer pool the writes go through; 0 writes straight to the store.
+    /// Capped at the run's pages (it never uses more); refused if the machine cannot
+    /// hold it.
     pub pool_frames: usize,
     /// Most pages written per round.
     pub max_pages_per_round: usize,
@@ -65,9 +71,15 @@ pub struct TortureReport {
     pub first_round: u64,
     /// Whether the run resumed an existing store and journal (after verifying them).
     pub resumed: bool,
+    /// Frames of the pool used (`pool_frames` capped at the run's pages; 0: no pool).
+    pub pool_frames: usize,
 }
 
-fn file_device(path: &Path, direct_io: bool, create: bool) -> Result<FileDevice, LabError> {
+pub(crate) fn file_device(
+    path: &Path,
+    direct_io: bool,
+    create: bool,
+) -> Result<FileDevice, LabError> {
     let opts = FileDeviceOptions {
         create,
         direct: direct_io,
@@ -134,62 +146,36 @@ pub fn torture(
     cfg: &TortureConfig,
     on_round: &mut dyn FnMut(&TortureReport),
 ) -> Result<TortureReport, LabError> {
-    std::fs::create_dir_all(&cfg.dir)?;
-    let store_path = cfg.dir.join(STORE_FILE);
-    let journal_path = cfg.dir.join(JOURNAL_FILE);
-    let mut report = TortureReport::default();
-    let (store, mut journal, header, mut versions, first_round) = if journal_path.exists() {
-        let st = read_journal(&journal_path)?;
-        if st.header.store != cfg.store.name {
-            return Err(LabError::Usage(format!(
-                "{} holds a torture run of store '{}', not '{}'",
-                cfg.dir.display(),
-                st.header.store,
-                cfg.store.name
-            )));
-        }
-        let dev = file_device(&store_path, cfg.direct_io, false)?;
-        let store = cfg.store.open(Box::new(dev), st.header.page_size)?;
-        let verdict = verify(store.as_ref(), Some(&st));
-        if !verdict.violations.is_empty() {
-            return Err(LabError::Invariant(format!(
+    let verify_resumed = |store: &dyn PageStore, st: &JournalState| {
+        let verdict = verify(store, Some(st));
+        if verdict.violations.is_empty() {
+            Ok(())
+        } else {
+            Err(LabError::Invariant(format!(
                 "cannot resume {}: {}",
                 cfg.dir.display(),
                 verdict.violations.join("; ")
-            )));
+            )))
         }
-        report.resumed = true;
-        let journal = Journal::open_append(&journal_path)?;
-        (store, journal, st.header, st.intended, st.last_round + 1)
-    } else {
-        // No journal: nothing was ever acknowledged here; start afresh. The store is
-        // created under a temporary name and renamed once formatted and synced.
-        let tmp = cfg.dir.join(format!("{STORE_FILE}.tmp"));
-        let _ = std::fs::remove_file(&tmp);
-        let _ = std::fs::remove_file(&store_path);
-        let dev = file_device(&tmp, cfg.direct_io, true)?;
-        let store = cfg.store.create(Box::new(dev), cfg.page_size)?;
-        std::fs::rename(&tmp, &store_path)?;
-        sync_dir(&cfg.dir)?;
-        let header = JournalHeader {
-            store: cfg.store.name.to_string(),
-            page_size: cfg.page_size,
-            pages: cfg.pages,
-            seed: cfg.seed,
-        };
-        let journal = Journal::create(&journal_path, &header)?;
-        (store, journal, header, vec![0; cfg.pages as usize], 1)
     };
-    report.first_round = first_round;
-    let writer = if cfg.pool_frames > 0 {
-        let frames = cfg.pool_frames;
+    let run = super::setup::start(cfg, &verify_resumed)?;
+    let (header, mut journal, mut versions, first_round) =
+        (run.header, run.journal, run.versions, run.first_round);
+    let mut report = TortureReport {
+        resumed: run.resumed,
+        first_round,
+        ..TortureReport::default()
+    };
+    let frames = super::setup::check_pool(cfg, header.page_size, header.pages)?;
+    report.pool_frames = frames;
+    let writer = if frames > 0 {
         Writer::Pool(Box::new(BufferPool::new(
-            store,
+            run.store,
             frames,
             Box::new(Lru::new(frames)),
         )?))
     } else {
-        Writer::Store(store)
+        Writer::Store(run.store)
     };
     let mut rng = SplitMix64::new(cfg.seed ^ first_round.wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let start = Instant::now();
@@ -232,12 +218,12 @@ pub fn torture(
 #[derive(Debug, Clone)]
 pub struct CheckConfig {
     /// The store.
-    pub store: &'static StoreFactory,
+    pub store: CrashStore,
     /// The torture directory.
     pub dir: PathBuf,
     /// Page size to open with (default: the journal's, else 4096).
     pub page_size: Option<usize>,
-    /// Pages to check without a journal (default 1024).
+    /// Pages to check without a journal (default 1024, at most [`MAX_PAGES`]).
     pub pages: Option<u64>,
     /// Open the store file with `O_DIRECT`.
     pub direct_io: bool,
@@ -448,6 +434,19 @@ fn verify_bare(store: &dyn PageStore, pages: u64) -> CheckReport {
 pub fn check(cfg: &CheckConfig) -> Result<CheckReport, LabError> {
     let store_path = cfg.dir.join(STORE_FILE);
     let journal_path = cfg.dir.join(JOURNAL_FILE);
+    if let Some(n) = cfg.pages.filter(|&n| n > MAX_PAGES) {
+        return Err(LabError::Usage(format!(
+            "--pages {n}: check reads at most {MAX_PAGES} pages without a journal"
+        )));
+    }
+    if !cfg.dir.is_dir() {
+        return Err(LabError::Usage(format!(
+            "no store in {}: not a directory",
+            cfg.dir.display()
+        )));
+    }
+    // Recovery writes to the store: hold the directory like torture does.
+    let _lock = DirLock::acquire(&cfg.dir)?;
     let st = if journal_path.exists() {
         Some(read_journal(&journal_path)?)
     } else {
@@ -464,10 +463,30 @@ pub fn check(cfg: &CheckConfig) -> Result<CheckReport, LabError> {
         }
     }
     if !store_path.exists() {
-        return Err(LabError::Usage(format!(
-            "no store in {} (expected {STORE_FILE})",
-            cfg.dir.display()
-        )));
+        return match &st {
+            // A run stopped while starting: nothing was ever acknowledged.
+            Some(s) if s.records == 0 => Ok(CheckReport {
+                store: cfg.store.name.to_string(),
+                journal: true,
+                torn_tail: s.torn_tail,
+                ..CheckReport::default()
+            }),
+            Some(s) => Ok(CheckReport {
+                store: cfg.store.name.to_string(),
+                journal: true,
+                journal_records: s.records,
+                rounds_acked: s.rounds_acked,
+                violations: vec![format!(
+                    "the store file {STORE_FILE} is missing although the journal holds {} records",
+                    s.records
+                )],
+                ..CheckReport::default()
+            }),
+            None => Err(LabError::Usage(format!(
+                "no store in {} (expected {STORE_FILE})",
+                cfg.dir.display()
+            ))),
+        };
     }
     let page_size = cfg
         .page_size
@@ -493,17 +512,20 @@ pub fn check(cfg: &CheckConfig) -> Result<CheckReport, LabError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flashbuf_store::testing::STORES;
+
+    fn direct() -> CrashStore {
+        CrashStore::variants().unwrap().swap_remove(0)
+    }
 
     fn cfg(dir: &Path, pool_frames: usize) -> TortureConfig {
         TortureConfig {
-            store: &STORES[0],
+            store: direct(),
             dir: dir.to_path_buf(),
             seed: 5,
             duration: None,
             rounds: Some(30),
-            page_size: 4096,
-            pages: 64,
+            page_size: Some(4096),
+            pages: Some(64),
             pool_frames,
             max_pages_per_round: 8,
             direct_io: false,
@@ -512,7 +534,7 @@ mod tests {
 
     fn check_cfg(dir: &Path) -> CheckConfig {
         CheckConfig {
-            store: &STORES[0],
+            store: direct(),
             dir: dir.to_path_buf(),
             page_size: None,
             pages: None,
@@ -546,7 +568,12 @@ mod tests {
         // Flip a byte of page p on the file.
         let path = d.path().join(STORE_FILE);
         let mut bytes = std::fs::read(&path).unwrap();
-        let off = 4096 + p as usize * 4096 + 100;
+        let data_offset = flashbuf_store::Superblock::read(&flashbuf_device::MemDevice::from_bytes(
+            bytes[..flashbuf_store::Superblock::BYTES].to_vec(),
+        ))
+        .unwrap()
+        .data_offset as usize;
+        let off = data_offset + p as usize * 4096 + 100;
         bytes[off] ^= 0xff;
         std::fs::write(&path, &bytes).unwrap();
         let c = check(&check_cfg(d.path())).unwrap();
@@ -557,7 +584,7 @@ mod tests {
             c.violations
         );
         // Zero it: an acknowledged page that reads unwritten.
-        bytes[4096 + p as usize * 4096..4096 + (p as usize + 1) * 4096].fill(0);
+        bytes[data_offset + p as usize * 4096..data_offset + (p as usize + 1) * 4096].fill(0);
         std::fs::write(&path, &bytes).unwrap();
         let c = check(&check_cfg(d.path())).unwrap();
         assert!(

@@ -25,6 +25,10 @@
 //!   moves to `C` at its place in recency order.
 //! - Pinned pages are skipped: the LRU-most evictable page of the chosen list, else of the
 //!   other list.
+//! - Cost updates ([`Policy::update_costs`], e.g. per epoch of an asymmetry model): with
+//!   static costs, `C_r` and `C_w` are recomputed from the new `read_us` and `write_us`
+//!   (`τ` stays where it is; costs given as options hold until the first update); with
+//!   online costs the update is ignored, the measured latencies already follow the device.
 //! - Online costs ([`CasaConfig::learn_costs`]): `r` and `w` are the moving averages
 //!   (exponential, weight `1/learn_window` after a plain mean over the first
 //!   `learn_window` samples) of the device latencies the pool measures per page read and
@@ -37,11 +41,14 @@
 //! ([`FrameHeap`]) and `C`'s LRU page is the older of the list's tail and the heap's
 //! minimum. [`super::reference::NaiveCasa`] is the scanning version.
 
+use super::clustering::ClusteringSpec;
 use super::heap::FrameHeap;
 use super::list::{Links, List};
-use super::{Access, IoKind, Policy, Victim};
-use crate::PoolError;
-use flashbuf_core::{FrameId, PageId};
+use super::reference::NaiveCasa;
+use super::registry::{PolicyContext, PolicyFactory};
+use super::{Access, IoKind, Policy, PolicyReport, Victim};
+use flashbuf_core::config::{OptKind, OptionSpec, Options};
+use flashbuf_core::{ConfigError, DeviceFacts, FrameId, PageId};
 
 /// Options of [`Casa`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -65,6 +72,18 @@ impl Default for CasaConfig {
             learn_window: 32_768,
         }
     }
+}
+
+/// Refuses costs that are not finite and positive.
+pub(crate) fn check_costs(read_cost: f64, write_cost: f64) -> Result<(), ConfigError> {
+    let ok = |c: f64| c.is_finite() && c > 0.0;
+    if !ok(read_cost) || !ok(write_cost) {
+        return Err(ConfigError::invalid(
+            "casa",
+            format!("costs must be positive: read {read_cost}, write {write_cost}"),
+        ));
+    }
+    Ok(())
 }
 
 /// `(C_r, C_w)` normalized to sum to 1.
@@ -127,7 +146,7 @@ pub struct Casa {
 
 impl Casa {
     /// CASA with fixed device costs `read_cost` and `write_cost` (any unit, > 0).
-    pub fn new(frames_count: usize, read_cost: f64, write_cost: f64) -> Result<Self, PoolError> {
+    pub fn new(frames_count: usize, read_cost: f64, write_cost: f64) -> Result<Self, ConfigError> {
         Self::with_config(
             frames_count,
             CasaConfig {
@@ -139,14 +158,8 @@ impl Casa {
     }
 
     /// CASA with explicit options; errors on non-positive or non-finite costs.
-    pub fn with_config(frames_count: usize, cfg: CasaConfig) -> Result<Self, PoolError> {
-        let ok = |c: f64| c.is_finite() && c > 0.0;
-        if !ok(cfg.read_cost) || !ok(cfg.write_cost) {
-            return Err(PoolError::Config(format!(
-                "CASA costs must be positive: read {}, write {}",
-                cfg.read_cost, cfg.write_cost
-            )));
-        }
+    pub fn with_config(frames_count: usize, cfg: CasaConfig) -> Result<Self, ConfigError> {
+        check_costs(cfg.read_cost, cfg.write_cost)?;
         let (cr, cw) = normalized_costs(cfg.read_cost, cfg.write_cost);
         Ok(Self {
             links: Links::new(frames_count),
@@ -323,6 +336,13 @@ impl Policy for Casa {
         self.relearn();
     }
 
+    fn update_costs(&mut self, costs: &DeviceFacts) {
+        // Learned costs follow the device through the measured latencies already.
+        if !self.cfg.learn_costs && check_costs(costs.read_us, costs.write_us).is_ok() {
+            (self.cr, self.cw) = normalized_costs(costs.read_us, costs.write_us);
+        }
+    }
+
     fn check_invariants(&self) -> Result<(), String> {
         self.clean.check(&self.links)?;
         self.dirty.check(&self.links)?;
@@ -350,13 +370,96 @@ impl Policy for Casa {
         Ok(())
     }
 
-    fn report(&self) -> Vec<(&'static str, f64)> {
-        vec![
+    fn report(&self) -> PolicyReport {
+        PolicyReport::figures(vec![
             ("tau", self.tau),
             ("clean", self.clean_len() as f64),
             ("dirty", self.dirty.len() as f64),
             ("cost_read", self.cr),
             ("cost_write", self.cw),
-        ]
+        ])
+    }
+}
+
+// ---- registration (`super::registry::POLICIES`; the clustering options are appended) ----
+
+/// Costs accepted by the options (any unit; the device's are microseconds).
+const COST: OptKind = OptKind::Float {
+    min: 0.0,
+    max: 1e12,
+};
+
+/// `casa`'s own options.
+pub const OPTIONS: &[OptionSpec] = &[
+    OptionSpec {
+        key: "read_cost",
+        kind: COST,
+        default: None,
+        help: "cost of a page read, > 0 (default: the device's read_us)",
+    },
+    OptionSpec {
+        key: "write_cost",
+        kind: COST,
+        default: None,
+        help: "cost of a page write, > 0 (default: the device's write_us)",
+    },
+    OptionSpec {
+        key: "learn",
+        kind: OptKind::Bool,
+        default: Some("false"),
+        help: "learn the costs online from the measured latencies (moving averages)",
+    },
+];
+
+/// Parses `casa`'s options; costs given must be positive.
+pub fn parse(o: &Options) -> Result<Box<dyn PolicyFactory>, ConfigError> {
+    for key in ["read_cost", "write_cost"] {
+        if o.f64(key).is_some_and(|c| c <= 0.0) {
+            return Err(o.invalid(format!("{key} must be positive")));
+        }
+    }
+    Ok(Box::new(CasaFactory {
+        read_cost: o.f64("read_cost"),
+        write_cost: o.f64("write_cost"),
+        learn: o.bool("learn").unwrap_or(false),
+        clustering: ClusteringSpec::parse(o)?,
+    }))
+}
+
+/// CASA's typed options; costs not given come from the device when built.
+#[derive(Debug)]
+struct CasaFactory {
+    read_cost: Option<f64>,
+    write_cost: Option<f64>,
+    learn: bool,
+    clustering: ClusteringSpec,
+}
+
+impl CasaFactory {
+    fn config(&self, ctx: &PolicyContext<'_>) -> CasaConfig {
+        CasaConfig {
+            read_cost: self.read_cost.unwrap_or(ctx.facts.read_us),
+            write_cost: self.write_cost.unwrap_or(ctx.facts.write_us),
+            learn_costs: self.learn,
+            ..CasaConfig::default()
+        }
+    }
+}
+
+impl PolicyFactory for CasaFactory {
+    fn build(&self, ctx: &PolicyContext<'_>) -> Result<Box<dyn Policy>, ConfigError> {
+        let casa = Casa::with_config(ctx.frames, self.config(ctx))?;
+        self.clustering.wrap(casa, ctx)
+    }
+
+    /// The naive version models static costs only.
+    fn build_reference(
+        &self,
+        ctx: &PolicyContext<'_>,
+    ) -> Option<Result<Box<dyn Policy>, ConfigError>> {
+        (!self.learn).then(|| {
+            NaiveCasa::new(ctx.frames, self.config(ctx))
+                .and_then(|n| self.clustering.wrap_reference(n, ctx))
+        })
     }
 }

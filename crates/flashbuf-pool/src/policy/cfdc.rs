@@ -35,11 +35,15 @@
 //! formula at each decision; `tests/cfdc_differential.rs` checks they agree.
 
 use super::cflru::{fraction_of, region_frames};
-use super::clustering::{ClusterInfo, ClusterSet, DEFAULT_CLUSTER_SIZE};
+use super::clustering::{
+    ClusterInfo, ClusterSet, ClusteringSpec, DEFAULT_CLUSTER_SIZE, MAX_CLUSTER_SIZE,
+};
 use super::list::{Links, List};
-use super::{Access, Policy, Victim};
-use crate::PoolError;
-use flashbuf_core::{FrameId, PageId};
+use super::reference::NaiveCfdc;
+use super::registry::{PolicyContext, PolicyFactory};
+use super::{Access, Policy, PolicyReport, Victim};
+use flashbuf_core::config::{OptKind, OptionSpec, Options};
+use flashbuf_core::{ConfigError, FrameId, PageId};
 
 /// Options of [`Cfdc`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -101,8 +105,8 @@ impl Cfdc {
 
     /// CFDC with explicit options; errors if the window is not a fraction or the cluster
     /// size is out of range.
-    pub fn with_config(frames_count: usize, cfg: CfdcConfig) -> Result<Self, PoolError> {
-        let priority = region_frames(frames_count, cfg.window, "CFDC priority window")?;
+    pub fn with_config(frames_count: usize, cfg: CfdcConfig) -> Result<Self, ConfigError> {
+        let priority = region_frames(frames_count, cfg.window, "cfdc")?;
         let clusters = ClusterSet::new(frames_count, cfg.cluster_size)?;
         Ok(Self::build(frames_count, cfg.window, priority, clusters))
     }
@@ -258,8 +262,8 @@ impl Policy for Cfdc {
         Ok(())
     }
 
-    fn report(&self) -> Vec<(&'static str, f64)> {
-        vec![
+    fn report(&self) -> PolicyReport {
+        PolicyReport::figures(vec![
             ("window", self.window),
             ("working_region", self.work.len() as f64),
             ("clean_queue", self.clean.len() as f64),
@@ -267,6 +271,63 @@ impl Policy for Cfdc {
             ("clustered_pages", self.clusters.len() as f64),
             ("globaltime", self.clusters.globaltime() as f64),
             ("kinetic_events", self.clusters.kinetic_events() as f64),
-        ]
+        ])
+    }
+}
+
+// ---- registration (`super::registry::POLICIES`; the clustering options are appended) ----
+
+/// `cfdc`'s own options (its clusters are its own; the appended clustering options wrap
+/// it like any other policy).
+pub const OPTIONS: &[OptionSpec] = &[
+    OptionSpec {
+        key: "window",
+        kind: OptKind::Float { min: 0.0, max: 1.0 },
+        default: Some("0.5"),
+        help: "priority window: the priority region's share of the buffer",
+    },
+    OptionSpec {
+        key: "cluster_size",
+        kind: OptKind::UInt {
+            min: 1,
+            max: MAX_CLUSTER_SIZE,
+        },
+        default: Some("64"),
+        help: "MAX_CLUSTER_SIZE: page numbers per dirty cluster",
+    },
+];
+
+/// Parses `cfdc`'s options.
+pub fn parse(o: &Options) -> Result<Box<dyn PolicyFactory>, ConfigError> {
+    let d = CfdcConfig::default();
+    Ok(Box::new(CfdcFactory {
+        cfg: CfdcConfig {
+            window: o.f64("window").unwrap_or(d.window),
+            cluster_size: o.u64("cluster_size").unwrap_or(d.cluster_size),
+        },
+        clustering: ClusteringSpec::parse(o)?,
+    }))
+}
+
+#[derive(Debug)]
+struct CfdcFactory {
+    cfg: CfdcConfig,
+    clustering: ClusteringSpec,
+}
+
+impl PolicyFactory for CfdcFactory {
+    fn build(&self, ctx: &PolicyContext<'_>) -> Result<Box<dyn Policy>, ConfigError> {
+        self.clustering
+            .wrap(Cfdc::with_config(ctx.frames, self.cfg)?, ctx)
+    }
+
+    fn build_reference(
+        &self,
+        ctx: &PolicyContext<'_>,
+    ) -> Option<Result<Box<dyn Policy>, ConfigError>> {
+        Some(
+            NaiveCfdc::new(ctx.frames, self.cfg)
+                .and_then(|n| self.clustering.wrap_reference(n, ctx)),
+        )
     }
 }

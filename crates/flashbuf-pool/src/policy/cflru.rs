@@ -32,11 +32,14 @@
 //! [`super::reference::NaiveCflru`] is the scanning version; `tests/cflru_differential.rs`
 //! checks that both make the same decisions.
 
+use super::clustering::ClusteringSpec;
 use super::heap::FrameHeap;
 use super::list::{Links, List};
-use super::{Access, Policy, Victim};
-use crate::PoolError;
-use flashbuf_core::{FrameId, PageId};
+use super::reference::NaiveCflru;
+use super::registry::{PolicyContext, PolicyFactory};
+use super::{Access, Policy, PolicyReport, Victim};
+use flashbuf_core::config::{OptKind, OptionSpec, Options};
+use flashbuf_core::{ConfigError, FrameId, PageId};
 
 /// Options of [`Cflru`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -52,12 +55,19 @@ impl Default for CflruConfig {
 }
 
 /// Frames in a region that is `fraction` of `frames_count` frames: `round(fraction × n)`.
-/// Errors if `fraction` is not in `0.0..=1.0`.
-pub fn region_frames(frames_count: usize, fraction: f64, what: &str) -> Result<usize, PoolError> {
+/// Errors if `fraction` is not in `0.0..=1.0`, naming `policy`'s option `window`.
+pub fn region_frames(
+    frames_count: usize,
+    fraction: f64,
+    policy: &str,
+) -> Result<usize, ConfigError> {
     if !(0.0..=1.0).contains(&fraction) {
-        return Err(PoolError::Config(format!(
-            "{what} {fraction} is not a fraction in 0..=1"
-        )));
+        return Err(ConfigError::BadValue {
+            component: policy.to_string(),
+            key: "window".into(),
+            value: fraction.to_string(),
+            expected: "a fraction in [0, 1]".into(),
+        });
     }
     Ok(fraction_of(frames_count, fraction))
 }
@@ -110,8 +120,8 @@ impl Cflru {
     }
 
     /// CFLRU with explicit options; errors if the window is not a fraction.
-    pub fn with_config(frames_count: usize, cfg: CflruConfig) -> Result<Self, PoolError> {
-        let w = region_frames(frames_count, cfg.window, "CFLRU window")?;
+    pub fn with_config(frames_count: usize, cfg: CflruConfig) -> Result<Self, ConfigError> {
+        let w = region_frames(frames_count, cfg.window, "cflru")?;
         Ok(Self::build(frames_count, cfg.window, w))
     }
 
@@ -341,14 +351,58 @@ impl Policy for Cflru {
         Ok(())
     }
 
-    fn report(&self) -> Vec<(&'static str, f64)> {
+    fn report(&self) -> PolicyReport {
         let dirty_in_window = self.win_dirty.len();
-        vec![
+        PolicyReport::figures(vec![
             ("window", self.window),
             ("window_frames", self.window_frames as f64),
             ("window_clean", (self.window_len() - dirty_in_window) as f64),
             ("window_dirty", dirty_in_window as f64),
-        ]
+        ])
+    }
+}
+
+// ---- registration (`super::registry::POLICIES`; the clustering options are appended) ----
+
+/// `cflru`'s own options.
+pub const OPTIONS: &[OptionSpec] = &[OptionSpec {
+    key: "window",
+    kind: OptKind::Float { min: 0.0, max: 1.0 },
+    default: Some("0.5"),
+    help: "clean-first window: the share of the buffer at the LRU end searched for a clean \
+           victim",
+}];
+
+/// Parses `cflru`'s options.
+pub fn parse(o: &Options) -> Result<Box<dyn PolicyFactory>, ConfigError> {
+    Ok(Box::new(CflruFactory {
+        cfg: CflruConfig {
+            window: o.f64("window").unwrap_or(CflruConfig::default().window),
+        },
+        clustering: ClusteringSpec::parse(o)?,
+    }))
+}
+
+#[derive(Debug)]
+struct CflruFactory {
+    cfg: CflruConfig,
+    clustering: ClusteringSpec,
+}
+
+impl PolicyFactory for CflruFactory {
+    fn build(&self, ctx: &PolicyContext<'_>) -> Result<Box<dyn Policy>, ConfigError> {
+        self.clustering
+            .wrap(Cflru::with_config(ctx.frames, self.cfg)?, ctx)
+    }
+
+    fn build_reference(
+        &self,
+        ctx: &PolicyContext<'_>,
+    ) -> Option<Result<Box<dyn Policy>, ConfigError>> {
+        Some(
+            NaiveCflru::new(ctx.frames, self.cfg)
+                .and_then(|n| self.clustering.wrap_reference(n, ctx)),
+        )
     }
 }
 

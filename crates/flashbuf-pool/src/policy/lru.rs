@@ -4,9 +4,13 @@
 //! O(1) per operation. Dirty pages are written back when evicted; LRU does not look at
 //! dirtiness at all.
 
+use super::clustering::ClusteringSpec;
 use super::list::{Links, List};
+use super::reference::NaiveLru;
+use super::registry::{PolicyContext, PolicyFactory};
 use super::{Access, Policy, Victim};
-use flashbuf_core::{FrameId, PageId};
+use flashbuf_core::config::Options;
+use flashbuf_core::{ConfigError, FrameId, PageId};
 
 /// Least-recently-used replacement.
 ///
@@ -71,5 +75,35 @@ impl Policy for Lru {
 
     fn check_invariants(&self) -> Result<(), String> {
         self.list.check(&self.links)
+    }
+}
+
+// ---- registration (`super::registry::POLICIES`): only the clustering options ----
+
+/// Parses `lru`'s options (the write-clustering options only).
+pub fn parse(o: &Options) -> Result<Box<dyn PolicyFactory>, ConfigError> {
+    Ok(Box::new(LruFactory {
+        clustering: ClusteringSpec::parse(o)?,
+    }))
+}
+
+#[derive(Debug)]
+struct LruFactory {
+    clustering: ClusteringSpec,
+}
+
+impl PolicyFactory for LruFactory {
+    fn build(&self, ctx: &PolicyContext<'_>) -> Result<Box<dyn Policy>, ConfigError> {
+        self.clustering.wrap(Lru::new(ctx.frames), ctx)
+    }
+
+    fn build_reference(
+        &self,
+        ctx: &PolicyContext<'_>,
+    ) -> Option<Result<Box<dyn Policy>, ConfigError>> {
+        Some(
+            self.clustering
+                .wrap_reference(NaiveLru::new(ctx.frames), ctx),
+        )
     }
 }

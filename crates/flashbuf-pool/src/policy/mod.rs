@@ -21,8 +21,16 @@
 //! when choosing (CFDC drops the victim's cluster priority to 0), but the victim stays a
 //! member until `on_remove`.
 //!
+//! Two more calls carry what a driver changes or reads during a run, always through the
+//! pool and under its lock (no side channels into a policy): [`Policy::update_costs`]
+//! (the device's read and write costs changed, e.g. per epoch of an asymmetry model,
+//! reached through `BufferPool::update_costs`) and [`Policy::report`] (named figures and,
+//! for policies that estimate per window, the window records).
+//!
 //! Policies are `Send` (the pool moves them behind its lock) and are unit-tested without
-//! any pool or device.
+//! any pool or device. Every policy is registered once in [`registry::POLICIES`] (name,
+//! typed options, builder, naive reference, golden specs); see `ARCHITECTURE.md`,
+//! "Adding a policy".
 
 pub mod casa;
 pub mod cfdc;
@@ -34,15 +42,19 @@ pub mod list;
 pub mod lru;
 pub mod offline;
 pub mod reference;
+pub mod registry;
+pub mod report;
 
 pub use casa::{Casa, CasaConfig};
 pub use cfdc::{Cfdc, CfdcConfig};
 pub use cflru::{Cflru, CflruConfig};
 pub use clustering::{ClusterChoice, ClusterMode, Clustered, ClusteringConfig};
-pub use fd_buffer::{FdBuffer, FdBufferHandle, FdBufferOptions};
+pub use fd_buffer::{FdBuffer, FdBufferOptions};
 pub use lru::Lru;
+pub use registry::{PolicyContext, PolicyEntry, PolicyFactory, POLICIES};
+pub use report::PolicyReport;
 
-use flashbuf_core::{FrameId, PageId};
+use flashbuf_core::{DeviceFacts, FrameId, PageId};
 
 /// Whether a page was fixed for reading or for writing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -126,13 +138,20 @@ pub trait Policy: Send {
     /// The pool measured a device I/O: its latency in microseconds of device time (per
     /// page for batch writes). Cost-aware policies learn from it.
     fn observe_io(&mut self, _kind: IoKind, _latency_us: f64) {}
+    /// The device's costs changed to `costs` (`read_us`, `write_us`; e.g. a new epoch of
+    /// an asymmetry model). Policies whose costs are static inputs follow it: FD-Buffer
+    /// with a fixed `R` takes `R = write_us / read_us`, CASA with static costs takes
+    /// `C_r`, `C_w` from them. Policies that learn costs from [`Policy::observe_io`] (and
+    /// those that use no costs) ignore it.
+    fn update_costs(&mut self, _costs: &DeviceFacts) {}
     /// Checks internal invariants; `Err` describes the first violation.
     fn check_invariants(&self) -> Result<(), String> {
         Ok(())
     }
-    /// Named figures the policy wants reported (window sizes, estimates, ...).
-    fn report(&self) -> Vec<(&'static str, f64)> {
-        Vec::new()
+    /// What the policy reports: named figures (window sizes, estimates, ...) and, for
+    /// policies that estimate per window, the window records.
+    fn report(&self) -> PolicyReport {
+        PolicyReport::default()
     }
 }
 
@@ -170,10 +189,13 @@ impl<P: Policy + ?Sized> Policy for Box<P> {
     fn observe_io(&mut self, kind: IoKind, latency_us: f64) {
         (**self).observe_io(kind, latency_us)
     }
+    fn update_costs(&mut self, costs: &DeviceFacts) {
+        (**self).update_costs(costs)
+    }
     fn check_invariants(&self) -> Result<(), String> {
         (**self).check_invariants()
     }
-    fn report(&self) -> Vec<(&'static str, f64)> {
+    fn report(&self) -> PolicyReport {
         (**self).report()
     }
 }

@@ -1,11 +1,14 @@
 //! Shared harness of the policy differential tests: random traces with read/write mixes,
 //! pages drawn from a few ranges (so that clusters hold several pages), pins held across
-//! fixes and occasional flushes, replayed through the real pool.
+//! fixes and occasional flushes, replayed through the real pool; policies and their naive
+//! references built from their specs through the policy table.
 #![allow(dead_code)]
 
 use crate::common::{Call, Recording};
-use flashbuf_core::PageId;
+use flashbuf_core::config::Spec;
+use flashbuf_core::{DeviceFacts, PageId};
 use flashbuf_device::MemDevice;
+use flashbuf_pool::policy::registry::{self, PolicyContext};
 use flashbuf_pool::policy::Policy;
 use flashbuf_pool::{BufferPool, PageReadGuard, PoolStats};
 use flashbuf_store::{DirectStore, DirectStoreConfig};
@@ -103,4 +106,27 @@ pub fn replay(policy: Box<dyn Policy>, frames: usize, ops: &[Op]) -> (PoolStats,
     }
     pool.check_invariants().unwrap();
     (pool.stats(), pool.store().take())
+}
+
+/// Page size of the harness's store.
+pub const PAGE_SIZE: usize = 512;
+
+/// The context policies are built with: `frames` frames of [`PAGE_SIZE`] bytes on a device
+/// with `facts`.
+pub fn context(frames: usize, facts: DeviceFacts) -> PolicyContext<'static> {
+    PolicyContext::new(frames, PAGE_SIZE, facts)
+}
+
+/// The policy named by `spec` and its naive reference, both built through the policy
+/// table (`flashbuf_pool::policy::POLICIES`). Panics if the spec does not parse or the
+/// entry has no reference for it.
+pub fn pair(spec: &str, ctx: &PolicyContext<'_>) -> (Box<dyn Policy>, Box<dyn Policy>) {
+    let parsed = Spec::parse(spec, |_| false).unwrap();
+    let (_, factory) = registry::parse(&parsed).unwrap_or_else(|e| panic!("{spec}: {e}"));
+    let fast = factory.build(ctx).unwrap_or_else(|e| panic!("{spec}: {e}"));
+    let naive = factory
+        .build_reference(ctx)
+        .unwrap_or_else(|| panic!("{spec}: no naive reference"))
+        .unwrap_or_else(|e| panic!("{spec} (reference): {e}"));
+    (fast, naive)
 }

@@ -20,7 +20,7 @@
 //! | 128.. | body: the map (4 bytes per page), then the usage table (48 bytes per segment) |
 //!
 //! A torn or damaged slot fails a checksum; recovery then takes the other slot
-//! ([`super::recovery`]). Writing a checkpoint: flush every head, sync (all logs below `S`
+//! (`super::recovery`). Writing a checkpoint: flush every head, sync (all logs below `S`
 //! durable), write the older slot, sync.
 
 use super::bytes::{le_u32, le_u64};

@@ -7,11 +7,16 @@ use super::stats::LogStoreStats;
 use super::usage::UsageTable;
 use super::{recovery, LogStore, KIND};
 use crate::salt::fresh_salt;
+use crate::state::StateArea;
 use crate::{Poison, StoreError, Superblock};
 use flashbuf_core::page;
 use flashbuf_core::{AlignedBuf, PageId};
 use flashbuf_device::Device;
 use std::time::Instant;
+
+/// Bytes of one copy of the state record: the store keeps only the extent in it (its
+/// space is fixed at format time; the checkpoints live in slots of their own).
+pub(crate) const STATE_COPY_BYTES: u64 = 4096;
 
 impl<D: Device> LogStore<D> {
     /// Formats `dev` as a new, empty store of `cfg.capacity_bytes` (or the device's
@@ -44,9 +49,19 @@ impl<D: Device> LogStore<D> {
             data_offset: layout.segment_offset,
             config_fingerprint: layout.fingerprint(),
             salt,
+            state_copy_bytes: STATE_COPY_BYTES as u32,
             extra: layout.encode_extra(),
         }
         .write(&dev)?;
+        // The extent is the whole layout from the start: a shorter device is refused at
+        // open whatever the superblock says.
+        let state_area = StateArea::format(
+            &dev,
+            STATE_COPY_BYTES,
+            salt,
+            layout.total_bytes(),
+            Vec::new(),
+        )?;
         let mut state = Self::new_state(&dev, &cfg, &layout);
         let store = {
             let poison = Poison::default();
@@ -62,7 +77,7 @@ impl<D: Device> LogStore<D> {
             state.checkpoint(&cx)?;
             state.stats = LogStoreStats::default();
             state.device_base = dev.stats();
-            Self::assemble(dev, cfg, layout, salt, state)
+            Self::assemble(dev, cfg, (layout, salt), state, state_area)
         };
         Ok(store)
     }
@@ -74,10 +89,25 @@ impl<D: Device> LogStore<D> {
         Self::check_device(&dev, &cfg)?;
         let sb = Superblock::read(&dev)?;
         sb.expect(KIND, cfg.page_size, sb.config_fingerprint)?;
+        if u64::from(sb.state_copy_bytes) != STATE_COPY_BYTES {
+            return Err(StoreError::Format(format!(
+                "log-structured store with a state record of {} bytes (expected {STATE_COPY_BYTES}): the store is corrupt",
+                sb.state_copy_bytes
+            )));
+        }
         let reserved = Superblock::reserved_bytes(cfg.page_size);
         let layout = Layout::decode_extra(&sb.extra, cfg.page_size, sb.data_offset, reserved)?;
         Self::check_format(&cfg, &layout)?;
         sb.expect(KIND, cfg.page_size, layout.fingerprint())?;
+        let (state_area, _) = StateArea::load(&dev, STATE_COPY_BYTES, sb.salt)?;
+        state_area.check_extent(&dev)?;
+        if state_area.data_end() != layout.total_bytes() {
+            return Err(StoreError::Format(format!(
+                "state record says the store ends at byte {}, its layout at byte {}: the store is corrupt",
+                state_area.data_end(),
+                layout.total_bytes()
+            )));
+        }
         if dev.len() < layout.total_bytes() {
             return Err(StoreError::Format(format!(
                 "{} holds {} bytes, the store's segments end at byte {}: it is truncated",
@@ -89,7 +119,8 @@ impl<D: Device> LogStore<D> {
         let wall = Instant::now();
         let t0 = dev.stats().device_time_us;
         let data_blocks = config::data_blocks_per_segment(layout.segment_blocks, cfg.page_size);
-        let r = recovery::recover(&dev, &layout, sb.salt, data_blocks)?;
+        let promised = super::promise_of(&state_area);
+        let r = recovery::recover(&dev, &layout, sb.salt, data_blocks, promised)?;
         let mut state = Self::new_state(&dev, &cfg, &layout);
         state.map = r.map;
         state.usage = UsageTable::from_rows(r.usage);
@@ -99,10 +130,13 @@ impl<D: Device> LogStore<D> {
         state.next_epoch = r.next_epoch;
         state.durable_seq = r.next_seq;
         state.user_writes = r.user_writes;
+        // Everything below the next sequence is in the checkpoint recovery started from
+        // or wrote, or was never written (the sequences up to the checkpoint's limit).
+        state.covered_seq = r.next_seq;
         state.clock.restart_at(r.time_ticks, &dev);
         state.background.last_pass_ticks = r.time_ticks;
         let mut report = r.report;
-        let store = Self::assemble(dev, cfg, layout, sb.salt, state);
+        let store = Self::assemble(dev, cfg, (layout, sb.salt), state, state_area);
         {
             let mut st = store.state.write();
             let cx = store.ctx();

@@ -26,19 +26,22 @@
 //! # Writes
 //! Caller pages are appended to the head the placement names ([`placement`]), each as the
 //! next block of its head's open segment; a call's blocks go out in order with one device
-//! request ([`writer`]). Overwrites invalidate the old copy (its segment's live count
+//! request (`writer`). Overwrites invalidate the old copy (its segment's live count
 //! drops). Nothing is held back in memory: a write has reached the device when the call
 //! returns.
 //!
 //! # Durability (design.md §6)
-//! `sync()` is one device sync: the blocks are the segment tails, and their stamps are all
-//! recovery needs. A checkpoint ([`checkpoint`]) adds two syncs: one before (every block
-//! it covers is durable) and one after writing the slot. Rules the crash suite holds the
-//! store to:
+//! `sync()` is one device sync (the blocks are the segment tails; their stamps carry the
+//! durable horizon recovery reads), then, if it promised blocks no checkpoint covers, a
+//! commit of that promise to the A/B state record behind the superblock ([`crate::state`]:
+//! two copies, two syncs) — so that a synced block of the tail damaged at rest is reported
+//! rather than cut as torn (regression test `regression_log_store_damaged_synced_tail`).
+//! A checkpoint ([`checkpoint`]) adds two syncs: one before (every block it covers is
+//! durable) and one after writing the slot. Rules the crash suite holds the store to:
 //! 1. Live blocks are never overwritten: a segment is written again only after it has no
 //!    live block left and a checkpoint newer than all its blocks is durable (pre-free
 //!    segments, [`usage`]); the checkpoint's first sync makes the newer copies durable.
-//! 2. Recovery ([`recovery`]) starts from the newest valid checkpoint and applies the
+//! 2. Recovery (`recovery`) starts from the newest valid checkpoint and applies the
 //!    valid blocks written after it in sequence order. A torn tail (never promised by a
 //!    sync) is cut; a promised block that fails its checksum stays mapped, so reading it
 //!    reports corruption instead of returning an older copy; a promised block that cannot
@@ -52,7 +55,7 @@
 //!
 //! # Cleaning
 //! Foreground when a caller's write finds no segment beyond the cleaner's reserve;
-//! background on the configured clock with the paper's knobs ([`cleaner`]). Victim rules
+//! background on the configured clock with the paper's knobs (`cleaner`). Victim rules
 //! ([`victim`]): greedy, cost-benefit, oldest-first, SepBIT's selection.
 //!
 //! # Concurrency
@@ -74,6 +77,7 @@ mod invariants;
 pub mod layout;
 mod lifecycle;
 pub mod map;
+pub mod options;
 pub mod placement;
 mod recovery;
 mod scan;
@@ -90,11 +94,13 @@ pub use layout::{BlockAddr, Layout, SegmentId};
 pub use stats::{LogStoreStats, MemoryReport, RecoveryReport};
 
 use crate::counters::StoreCounters;
+use crate::state::StateArea;
 use crate::{PageStore, PageWrite, Poison, ReadOutcome, StoreError, StoreStats};
 use clock::Clock;
 use flashbuf_core::page::{self, PageCheckError};
 use flashbuf_core::{DeviceStats, DirtyRanges, PageId};
 use flashbuf_device::Device;
+use lifecycle::STATE_COPY_BYTES;
 use parking_lot::RwLock;
 use state::{Background, Ctx, Head, State, WriteQueue};
 use usage::UsageTable;
@@ -145,6 +151,8 @@ pub struct LogStore<D: Device> {
     salt: u64,
     poison: Poison,
     state: RwLock<State>,
+    /// The A/B state record: the extent, and the promise of the last caller's sync.
+    state_area: StateArea,
     counters: StoreCounters,
 }
 
@@ -172,6 +180,7 @@ impl<D: Device> LogStore<D> {
             generation: 0,
             sealed_since_checkpoint: 0,
             user_writes: 0,
+            covered_seq: 0,
             clock: Clock::new(cfg.time_base, 0.0, dev),
             background: Background::default(),
             stats: LogStoreStats::default(),
@@ -180,7 +189,13 @@ impl<D: Device> LogStore<D> {
         }
     }
 
-    fn assemble(dev: D, cfg: LogStoreConfig, layout: Layout, salt: u64, state: State) -> Self {
+    fn assemble(
+        dev: D,
+        cfg: LogStoreConfig,
+        (layout, salt): (Layout, u64),
+        state: State,
+        state_area: StateArea,
+    ) -> Self {
         Self {
             dev,
             cfg,
@@ -188,6 +203,7 @@ impl<D: Device> LogStore<D> {
             salt,
             poison: Poison::default(),
             state: RwLock::new(state),
+            state_area,
             counters: StoreCounters::default(),
         }
     }
@@ -380,7 +396,9 @@ impl<D: Device> PageStore for LogStore<D> {
 
     fn sync(&self) -> Result<(), StoreError> {
         self.poison.check()?;
-        self.state.write().sync(&self.ctx())?;
+        let mut st = self.state.write();
+        st.sync(&self.ctx())?;
+        self.promise(&mut st)?;
         self.counters.synced();
         Ok(())
     }
@@ -426,6 +444,29 @@ impl<D: Device> PageStore for LogStore<D> {
 }
 
 impl<D: Device> LogStore<D> {
+    /// Records what a caller's sync promised (every block below `durable_seq`) in the
+    /// state record, unless the newest checkpoint or an earlier promise covers it: without
+    /// it, damage at rest to a synced block of the log's tail (after which no block
+    /// carries a newer durable horizon) would look like a torn tail and the pages would
+    /// come back older (found by the damage-at-rest fuzzer; regression test
+    /// `regression_log_store_damaged_synced_tail`).
+    fn promise(&self, st: &mut State) -> Result<(), StoreError> {
+        let covered = st.covered_seq.max(promise_of(&self.state_area));
+        if st.durable_seq <= covered {
+            return Ok(());
+        }
+        self.state_area.commit(
+            &self.dev,
+            &self.poison,
+            None,
+            Some(st.durable_seq.to_le_bytes().to_vec()),
+        )?;
+        st.stats.promises += 1;
+        st.stats.promise_blocks += 2 * STATE_COPY_BYTES.div_ceil(self.cfg.page_size as u64);
+        st.stats.device_syncs += 2;
+        Ok(())
+    }
+
     fn memory_of(&self, st: &State) -> MemoryReport {
         let pages = self.layout.logical_pages.max(1) as f64;
         let map_bytes = st.map.memory_bytes();
@@ -444,4 +485,13 @@ impl<D: Device> LogStore<D> {
                     .sum::<usize>(),
         }
     }
+}
+
+/// The promise the state record holds: every block with a lower sequence was durable when
+/// a caller's sync returned (0 if none was recorded).
+pub(crate) fn promise_of(area: &StateArea) -> u64 {
+    let p = area.record().payload;
+    p.get(..8)
+        .and_then(|b| <[u8; 8]>::try_from(b).ok())
+        .map_or(0, u64::from_le_bytes)
 }

@@ -8,9 +8,10 @@
 //!    `≥ S`, *continued* if it was open at the checkpoint. Their data blocks are read and
 //!    checked ([`super::stamp`]); within a segment sequences rise, and a valid block with
 //!    a lower one is what an earlier filling left: the walk stops there.
-//! 3. The *promise* `P` is the highest "synced" horizon any new block carries (and `S`):
-//!    every block below `P` was durable before a later block was written, so a caller's
-//!    sync covered it.
+//! 3. The *promise* `P` is the highest "synced" horizon any new block carries, the
+//!    promise the state record holds (what the last caller's sync promised; without it a
+//!    damaged block of a synced tail would look torn), and `S`: every block below `P` was
+//!    durable when a sync returned or before a later block was written.
 //! 4. Blocks are applied in sequence order. A promised sequence with no valid block is a
 //!    damaged promised block: if a readable block in the walked segments claims it, the
 //!    map points there and reads report it corrupt (never an older copy); if none does,
@@ -206,6 +207,7 @@ pub(crate) fn recover<D: Device + ?Sized>(
     layout: &Layout,
     salt: u64,
     data_blocks: u32,
+    promised: u64,
 ) -> Result<Recovered, StoreError> {
     let (ckpt, fell_back) = load_checkpoint(dev, layout, salt)?;
     let h = ckpt.header;
@@ -240,7 +242,10 @@ pub(crate) fn recover<D: Device + ?Sized>(
         })
         .collect();
     found.sort_by_key(|f| f.0);
-    let promise = found.iter().map(|f| f.3.synced()).fold(s, u64::max);
+    let promise = found
+        .iter()
+        .map(|f| f.3.synced())
+        .fold(s.max(promised), u64::max);
     let max_seq = found.last().map_or(0, |f| f.0);
     let mut report = RecoveryReport {
         checkpoint_generation: h.generation,

@@ -128,6 +128,10 @@ pub(crate) struct State {
     pub sealed_since_checkpoint: u32,
     /// Caller page writes so far (persisted: SepBIT's and the `writes` clock).
     pub user_writes: u64,
+    /// Every block below this sequence needs no promise record: it is in the newest
+    /// durable checkpoint's map, or it was there when the store was opened (sequences
+    /// recovery skipped were never written).
+    pub covered_seq: u64,
     /// The cleaner's clock.
     pub clock: Clock,
     /// Background cleaning.

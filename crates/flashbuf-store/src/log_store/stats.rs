@@ -42,15 +42,21 @@ pub struct LogStoreStats {
     pub checkpoint_blocks: u64,
     /// Device syncs.
     pub device_syncs: u64,
+    /// Promise records committed to the state record (caller syncs that promised blocks
+    /// no checkpoint covered).
+    pub promises: u64,
+    /// Blocks (of the page size) of state record copies written by promises.
+    pub promise_blocks: u64,
 }
 
 impl LogStoreStats {
-    /// Every block written to the device: data, summaries, copies, checkpoints.
+    /// Every block written to the device: data, summaries, copies, checkpoints, promises.
     pub fn device_blocks_written(&self) -> u64 {
         self.data_blocks
             + self.summary_blocks
             + self.cleaner_blocks_written
             + self.checkpoint_blocks
+            + self.promise_blocks
     }
 
     /// The store's write amplification: device blocks written per caller page (0 before
@@ -148,6 +154,7 @@ pub fn report(
         ("checkpoint_pages".into(), s.checkpoint_blocks as f64),
         ("checkpoints".into(), s.checkpoints as f64),
         ("store_device_syncs".into(), s.device_syncs as f64),
+        ("promises".into(), s.promises as f64),
         ("redirected_copies".into(), s.redirected_copies as f64),
     ];
     r.extend(extra.iter().map(|(k, v)| (k.to_string(), *v)));

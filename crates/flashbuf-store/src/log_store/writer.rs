@@ -6,7 +6,7 @@
 //! (several if the batch is long or cleaning interleaves). When a segment's data blocks
 //! are all written, its summary follows and the segment is sealed. Nothing is buffered
 //! across calls: every write reaches the device before the call returns, so a `sync` is
-//! exactly one device sync.
+//! one device sync (plus the promise record, see the module docs of `log_store`).
 
 use super::checkpoint::{self, CheckpointHeader};
 use super::stamp::{self, SEQ_MAX};
@@ -298,6 +298,7 @@ impl State {
         self.unsynced = true;
         self.sync_device(cx, true)?;
         self.generation = generation;
+        self.covered_seq = header.next_seq;
         self.seq_limit = seq_limit;
         self.usage.release_prefree();
         self.sealed_since_checkpoint = 0;

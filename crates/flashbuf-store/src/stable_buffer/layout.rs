@@ -2,9 +2,11 @@
 //! the superblock's store-specific bytes.
 //!
 //! ```text
-//! 0            staging_offset                       data_offset
-//! | superblock | slot 0 | slot 1 | ... | slot n-1 | pad | page 0 | page 1 | ...
+//! 0                                  staging_offset                       data_offset
+//! | superblock | state A | state B | pad | slot 0 | ... | slot n-1 | pad | page 0 | page 1 | ...
 //! ```
+//! The two state record copies ([`crate::state`]) hold the data extent and the promise
+//! record ([`super::promise`]); each is [`Layout::state_copy_bytes`] long.
 //! `staging_offset` and `data_offset` are multiples of the alignment chosen at format time
 //! (default 4 MiB, so both areas start on erase-block boundaries). Page `p`'s home is
 //! `data_offset + p × page_size`; slot `i` is `staging_offset + i × page_size`.
@@ -30,8 +32,9 @@ use flashbuf_core::page::{self, HEADER_BYTES, HEADER_FORMAT, PAGE_MAGIC};
 use flashbuf_core::rng::SplitMix64;
 use flashbuf_core::PageId;
 
-/// Version of this layout (in the superblock's extra bytes and the fingerprint).
-pub const LAYOUT_VERSION: u32 = 1;
+/// Version of this layout (in the superblock's extra bytes and the fingerprint). Version
+/// 2 (issue 11) adds the state record with the promise record before the staging area.
+pub const LAYOUT_VERSION: u32 = 2;
 /// Largest staging sequence number (48 bits).
 pub const SEQ_MAX: u64 = (1 << 48) - 1;
 const SEQ_AT: usize = 26;
@@ -65,6 +68,12 @@ impl Layout {
             staging_offset,
             data_offset: align_up(staging_end, align),
         }
+    }
+
+    /// Bytes of one state record copy of a store with `slots` slots (room for the promise
+    /// record's largest payload).
+    pub fn state_copy_bytes(slots: u32) -> u64 {
+        crate::state::copy_bytes_for(super::promise::payload_max(slots))
     }
 
     /// Byte offset of slot `slot`.
@@ -125,7 +134,11 @@ impl Layout {
             staging_offset: u64::from_le_bytes(o),
             data_offset,
         };
-        if l.slots == 0 || l.staging_offset + l.staging_bytes() > l.data_offset {
+        if l.slots == 0
+            || l.staging_offset
+                .checked_add(l.staging_bytes())
+                .is_none_or(|end| end > l.data_offset)
+        {
             return Err(StoreError::Format(format!(
                 "stable-buffer superblock describes an impossible layout ({} slots at byte {}, data at byte {})",
                 l.slots, l.staging_offset, l.data_offset

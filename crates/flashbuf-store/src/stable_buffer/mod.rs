@@ -60,12 +60,20 @@
 //!    always leaves a valid staged copy; then it writes the pages home, syncs, and only
 //!    then frees their slots: a slot is never reused before its page's home copy is
 //!    durable, so no older staged copy can win at recovery.
-//! 3. Recovery scans every slot, keeps the newest valid copy per destination (highest
-//!    sequence; slots of another format fail the salted checksum), compares its version
-//!    with the home page's (a home page failing its check counts as older) and stages it
-//!    again only if it is newer; everything else is free. It ends with a promise sync so
-//!    that nothing it relied on can vanish before slots are reused.
-//! 4. Any device error poisons the store (fail-stop); the background flusher's too.
+//! 3. Recovery scans every slot and keeps, per destination, the newest *candidate* copy
+//!    (highest sequence; slots of another format fail the salted checksum): a copy the
+//!    durable promise record lists, or one written after that promise. It compares the
+//!    copy's version with the home page's (a home page failing its check counts as older)
+//!    and stages it again only if it is newer; everything else is free. A page whose
+//!    promised copy is gone while its home copy is older is *lost*: reported corrupt,
+//!    never served old, until rewritten. It ends with a promise sync so that nothing it
+//!    relied on can vanish before slots are reused.
+//! 4. A promise sync fences in-place writers and waits for those in flight, then promises,
+//!    syncs, and commits the promise record (issue 11, bugs B and C): see [`promise`] for
+//!    the record, the protocol and the reasoning.
+//! 5. Any device error poisons the store (fail-stop); the background flusher's too.
+//!
+//! The data area's extent is recorded too ([`crate::state`]): a truncated store is refused.
 //!
 //! `tests/stable_buffer_crash.rs` checks this at thousands of crash points (every device
 //! write and sync, with lost, kept, reordered and torn writes), and each rule above is
@@ -80,7 +88,8 @@
 //! Syncs are serialized.
 //!
 //! # Memory
-//! SBTT + bitmaps: 14.75 bytes per slot (8-byte destination per slot, 4-byte buckets at
+//! SBTT + bitmaps: 14.75 bytes per slot (plus 16 bytes per slot of sequence numbers and
+//! versions for the promise record, reported apart as `promise_bytes`) (8-byte destination per slot, 4-byte buckets at
 //! load ≤ 2/3, six 1-bit maps); see [`StableBufferStore::memory`]. The bitmaps are whole
 //! 64-bit words, so below 64 slots the rounding adds a few bytes per slot. The incremental
 //! recognizer's ordered sets come on top (up to about 60 bytes per staged page, reported
@@ -88,10 +97,15 @@
 
 pub mod config;
 mod flush;
+mod format;
+mod invariants;
 pub mod layout;
+pub mod options;
 pub mod patterns;
+pub mod promise;
 mod reader;
 mod recovery;
+pub mod report;
 pub mod sbtt;
 mod writer;
 
@@ -102,14 +116,16 @@ pub use patterns::{
 
 use crate::counters::StoreCounters;
 use crate::growth::Growth;
-use crate::salt::fresh_salt;
-use crate::{PageStore, Poison, ReadOutcome, StoreError, StoreStats, Superblock};
+use crate::state::StateArea;
+use crate::{PageStore, Poison, ReadOutcome, StoreError, StoreStats};
 use flashbuf_core::{DeviceStats, DirtyRanges, PageId};
 use flashbuf_device::Device;
 use layout::Layout;
 use parking_lot::{Condvar, Mutex};
 use sbtt::{Sbtt, SlotBits};
 use serde::Serialize;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -152,6 +168,16 @@ pub struct StableBufferStats {
     pub recovered_staged: u64,
     /// Valid slots recovery freed (already home, or superseded).
     pub recovered_freed: u64,
+    /// Pages the last recovery found lost: a completed sync promised a version whose
+    /// copy is damaged or gone (reported corrupt until rewritten).
+    pub recovered_lost: u64,
+    /// Pages known lost now.
+    pub lost: u64,
+    /// Whether the last recovery found the newer state record copy damaged (it used the
+    /// older one).
+    pub state_copy_damaged: bool,
+    /// Promise records committed (promise syncs that promised something new).
+    pub promise_records: u64,
 }
 
 /// Memory of the in-memory structures.
@@ -167,6 +193,27 @@ pub struct MemoryReport {
     pub per_slot_bytes: f64,
     /// Approximate bytes of the incremental recognizer (0 for on-demand).
     pub recognizer_bytes: usize,
+    /// Bytes of the per-slot sequence numbers and versions the promise record is built
+    /// from (16 per slot; not in `per_slot_bytes`, like the recognizer).
+    pub promise_bytes: usize,
+}
+
+/// What the promise record needs of a slot besides its destination.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct SlotMeta {
+    /// Staging sequence number of the slot's current image.
+    seq: u64,
+    /// Version of the page it holds.
+    version: u64,
+}
+
+/// A page whose promised version was lost (found by recovery; see [`promise`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Lost {
+    /// The version a completed sync promised.
+    promised: u64,
+    /// The version the home copy holds (0: none or unreadable).
+    found: u64,
 }
 
 /// What the mutex guards.
@@ -182,6 +229,17 @@ struct State {
     home_write_gen: u64,
     flushes_in_flight: u32,
     syncs_in_flight: u32,
+    /// In-place slot writes in flight (a promise sync waits for them).
+    in_place_in_flight: u32,
+    /// Sequence numbers of the slot writes in flight (the promise's high-water mark
+    /// stays below them: see [`promise`]).
+    seqs_in_flight: std::collections::BTreeSet<u64>,
+    /// A promise sync is waiting for in-place writes: none may start.
+    promise_fence: bool,
+    /// Per slot: sequence and version of its image (meaningful while mapped).
+    meta: Vec<SlotMeta>,
+    /// Pages whose promised version is lost.
+    lost: HashMap<u64, Lost>,
     shutdown: bool,
     stats: StableBufferStats,
 }
@@ -200,6 +258,10 @@ struct Inner<D> {
     flusher_wake: Condvar,
     sync_lock: Mutex<()>,
     grow: Growth,
+    /// The A/B state record: data extent and promise record.
+    state_area: StateArea,
+    /// Test hook: promise syncs skip the in-place fence (simulates bug C).
+    unfenced_sync: AtomicBool,
     poison: Poison,
     counters: StoreCounters,
 }
@@ -249,6 +311,7 @@ impl<D: Device + 'static> StableBufferStore<D> {
         cfg: StableBufferConfig,
         layout: Layout,
         salt: u64,
+        state_area: StateArea,
     ) -> Result<Arc<Inner<D>>, StoreError> {
         let params = PatternParams::new(&cfg.costs, cfg.page_size);
         let recognizer = (cfg.recognition == Recognition::Incremental)
@@ -262,6 +325,11 @@ impl<D: Device + 'static> StableBufferStore<D> {
             home_write_gen: 0,
             flushes_in_flight: 0,
             syncs_in_flight: 0,
+            in_place_in_flight: 0,
+            seqs_in_flight: std::collections::BTreeSet::new(),
+            promise_fence: false,
+            meta: vec![SlotMeta::default(); layout.slots as usize],
+            lost: HashMap::new(),
             shutdown: false,
             stats: StableBufferStats {
                 slots: layout.slots,
@@ -280,6 +348,8 @@ impl<D: Device + 'static> StableBufferStore<D> {
             flusher_wake: Condvar::new(),
             sync_lock: Mutex::new(()),
             grow,
+            state_area,
+            unfenced_sync: AtomicBool::new(false),
             poison: Poison::default(),
             counters: StoreCounters::default(),
         }))
@@ -302,94 +372,6 @@ impl<D: Device + 'static> StableBufferStore<D> {
             inner,
             flusher: Mutex::new(flusher),
         })
-    }
-
-    fn check_alignment(dev: &D, cfg: &StableBufferConfig) -> Result<(), StoreError> {
-        crate::checks::check_alignment(dev, cfg.page_size)
-    }
-
-    /// Formats `dev` as a new, empty store (whatever it held is lost) and syncs. The
-    /// generation salt differs from the previous format's if the device held one.
-    pub fn create(dev: D, cfg: StableBufferConfig) -> Result<Self, StoreError> {
-        cfg.validate()?;
-        Self::check_alignment(&dev, &cfg)?;
-        let prev = Superblock::read(&dev).ok().map(|s| s.salt);
-        let salt = cfg.salt.unwrap_or_else(|| fresh_salt(prev));
-        let slots = cfg.slots() as u32;
-        let layout = Layout::new(
-            cfg.page_size,
-            slots,
-            Superblock::reserved_bytes(cfg.page_size),
-            cfg.align_bytes,
-        );
-        if let Some(max) = dev.max_len() {
-            if layout.data_offset > max {
-                return Err(StoreError::Full(format!(
-                    "{} holds {max} bytes; the superblock and a staging area of {} bytes need {}",
-                    dev.describe(),
-                    layout.staging_bytes(),
-                    layout.data_offset
-                )));
-            }
-        }
-        dev.set_len(0)?;
-        dev.set_len(layout.data_offset)?;
-        let sb = Superblock {
-            kind: KIND.to_string(),
-            page_size: cfg.page_size as u32,
-            data_offset: layout.data_offset,
-            config_fingerprint: Layout::fingerprint(cfg.page_size, slots),
-            salt,
-            extra: layout.encode_extra(),
-        };
-        sb.write(&dev)?;
-        dev.sync()?;
-        let inner = Self::start(dev, cfg, layout, salt)?;
-        Self::launch(inner)
-    }
-
-    /// Opens an existing store and recovers it (rebuilds the SBTT from the slots).
-    /// Refuses a device holding another kind of store, another page size or another
-    /// staging size, with a message saying which.
-    pub fn open(dev: D, cfg: StableBufferConfig) -> Result<Self, StoreError> {
-        cfg.validate()?;
-        Self::check_alignment(&dev, &cfg)?;
-        let sb = Superblock::read(&dev)?;
-        // Kind and page size first (their messages are the clearest).
-        sb.expect(KIND, cfg.page_size, sb.config_fingerprint)?;
-        let layout = Layout::decode_extra(&sb.extra, cfg.page_size, sb.data_offset)?;
-        let want = cfg.slots();
-        if u64::from(layout.slots) != want {
-            return Err(StoreError::Format(format!(
-                "store was formatted with a staging area of {} slots ({} bytes), but {want} slots ({} bytes) were requested",
-                layout.slots,
-                layout.staging_bytes(),
-                want * cfg.page_size as u64
-            )));
-        }
-        sb.expect(
-            KIND,
-            cfg.page_size,
-            Layout::fingerprint(cfg.page_size, layout.slots),
-        )?;
-        if layout.staging_offset < Superblock::reserved_bytes(cfg.page_size) {
-            return Err(StoreError::Format(format!(
-                "staging area at byte {} overlaps the superblock",
-                layout.staging_offset
-            )));
-        }
-        let inner = Self::start(dev, cfg, layout, sb.salt)?;
-        inner.recover()?;
-        Self::launch(inner)
-    }
-
-    /// Opens the store on `dev`, formatting it first if the device is empty (length 0).
-    pub fn open_or_create(dev: D, cfg: StableBufferConfig) -> Result<Self, StoreError> {
-        if dev.is_empty() {
-            Self::create(dev, cfg)
-        } else {
-            Self::open(dev, cfg)
-        }
     }
 
     /// The device.
@@ -434,8 +416,32 @@ impl<D: Device + 'static> StableBufferStore<D> {
         let st = self.inner.state.lock();
         StableBufferStats {
             staged: st.sbtt.len() as u64,
+            lost: st.lost.len() as u64,
             ..st.stats
         }
+    }
+
+    /// Pages known lost (a completed sync promised a version whose copy recovery found
+    /// damaged or gone), ascending; reads of them report corruption until rewritten.
+    pub fn lost_pages(&self) -> Vec<PageId> {
+        let mut v: Vec<PageId> = self
+            .inner
+            .state
+            .lock()
+            .lost
+            .keys()
+            .map(|&d| PageId(d))
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// Test hook for the schedule explorer's meta-test: with `on`, promise syncs skip the
+    /// in-place fence, as before the fix of issue 11's bug C (a sync could promise a copy
+    /// an in-place write was overwriting). Never used by the engine.
+    #[doc(hidden)]
+    pub fn simulate_bug_unfenced_sync(&self, on: bool) {
+        self.inner.unfenced_sync.store(on, Relaxed);
     }
 
     /// Pages staged now.
@@ -454,6 +460,7 @@ impl<D: Device + 'static> StableBufferStore<D> {
             bitmap_bytes,
             per_slot_bytes: (sbtt_bytes + bitmap_bytes) as f64 / f64::from(self.inner.layout.slots),
             recognizer_bytes: st.recognizer.as_ref().map_or(0, |r| r.memory_bytes()),
+            promise_bytes: st.meta.len() * std::mem::size_of::<SlotMeta>(),
         }
     }
 
@@ -498,80 +505,8 @@ impl<D: Device> Inner<D> {
         self.flusher_wake.notify_all();
     }
 
-    /// Syncs the device. A *promise* sync (callers' `sync`, recovery, releasing held
-    /// slots) is the point from which staged copies are promised durable: when it starts,
-    /// nothing written so far is fresh any more (no more in-place updates of those copies)
-    /// and the held slots are set to be released; when it completes they are free. A
-    /// flush's own syncs only make its pages durable and promise nothing, so staged pages
-    /// keep being updated in place between callers' syncs.
-    fn sync_device(&self, promise: bool) -> Result<(), StoreError> {
-        let _serial = self.sync_lock.lock();
-        self.poison.check()?;
-        {
-            let mut st = self.state.lock();
-            if promise {
-                st.bits.start_sync();
-            }
-            st.syncs_in_flight += 1;
-        }
-        let r = self.poison.guard(self.dev.sync());
-        let mut st = self.state.lock();
-        st.syncs_in_flight -= 1;
-        if r.is_ok() {
-            if promise {
-                st.bits.finish_sync();
-            }
-            st.stats.device_syncs += 1;
-        }
-        self.changed.notify_all();
-        if r.is_err() {
-            self.flusher_wake.notify_all();
-        }
-        r
-    }
-
     fn check_buf(&self, len: usize) -> Result<(), StoreError> {
         crate::checks::check_buf(len, self.cfg.page_size)
-    }
-
-    fn check_invariants(&self) -> Result<(), String> {
-        let st = self.state.lock();
-        st.sbtt.check()?;
-        st.bits.check()?;
-        let n = self.layout.slots;
-        if st.sbtt.len() > n as usize {
-            return Err(format!("{} pages staged in {n} slots", st.sbtt.len()));
-        }
-        let mut eligible = Vec::new();
-        for (d, s) in st.sbtt.iter() {
-            if !st.bits.used(s) {
-                return Err(format!("page {d} mapped to slot {s}, which is not used"));
-            }
-            if !st.bits.flushing(s) {
-                eligible.push(d);
-            }
-        }
-        if st.flushes_in_flight == 0 && st.bits.used_count() < st.sbtt.len() {
-            return Err("fewer used slots than staged pages".to_string());
-        }
-        if let Some(r) = &st.recognizer {
-            r.check()?;
-            if r.len() != eligible.len() || eligible.iter().any(|&d| !r.contains(d)) {
-                return Err(format!(
-                    "recognizer holds {} pages, {} staged pages are not being flushed",
-                    r.len(),
-                    eligible.len()
-                ));
-            }
-        }
-        if self.dev.len() < self.layout.data_offset {
-            return Err(format!(
-                "device length {} is below the data offset {}",
-                self.dev.len(),
-                self.layout.data_offset
-            ));
-        }
-        Ok(())
     }
 }
 
@@ -608,6 +543,14 @@ impl<D: Device + 'static> PageStore for StableBufferStore<D> {
 
     fn device_stats(&self) -> DeviceStats {
         self.inner.dev.stats()
+    }
+
+    fn report(&self) -> Vec<(String, f64)> {
+        report::figures(
+            &self.sb_stats(),
+            &self.memory(),
+            self.layout().staging_bytes(),
+        )
     }
 
     fn check_invariants(&self) -> Result<(), String> {

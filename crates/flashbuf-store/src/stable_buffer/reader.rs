@@ -53,6 +53,11 @@ impl<D: Device> Inner<D> {
                 let mut st = self.state.lock();
                 loop {
                     self.poison.check()?;
+                    if let Some(l) = st.lost.get(&d) {
+                        // Its promised version is lost (see `promise`): never data.
+                        buf.fill(0);
+                        return Err(Self::lost_error(pid, l.found, l.promised));
+                    }
                     match st.sbtt.get(d) {
                         Some(s) if st.bits.busy(s) => self.changed.wait(&mut st),
                         Some(s) => break (Loc::Slot(s), st.slot_write_gen),

@@ -1,5 +1,10 @@
 //! The Writer (paper §2.3, Algorithm 2): update a staged page in place or take a free
 //! slot, invoking the Flush Manager when none is free.
+//!
+//! An in-place update is taken only for a *fresh* slot (written since the last promise
+//! sync began) and only while no promise sync is fencing (see [`super::promise`]); it is
+//! counted in `in_place_in_flight` until its device write returns, so that a promise sync
+//! waits for it instead of promising the copy it overwrites (issue 11, bug C).
 
 use super::layout::{encode_slot, reserved_is_zero, SEQ_MAX};
 use super::{FlushMode, Inner};
@@ -35,9 +40,13 @@ impl<D: Device> Inner<D> {
     }
 
     /// Stages `page` (sealed for `pid`).
+    ///
+    /// (Longer than most: choosing the slot under the lock, writing it outside, and
+    /// committing under the lock again form one retry loop; the busy marks and the sync
+    /// fence it maintains are checked more easily in one place than across helpers.)
     pub(super) fn write(&self, pid: PageId, page: &[u8]) -> Result<(), StoreError> {
         self.poison.check()?;
-        self.check_sealed(pid, page)?;
+        let version = self.check_sealed(pid, page)?;
         let home = self
             .layout
             .home_offset(pid)
@@ -56,8 +65,14 @@ impl<D: Device> Inner<D> {
             }
             let cur = st.sbtt.get(d);
             let target = match cur {
-                Some(a) if st.bits.fresh(a) && !st.bits.busy(a) && !st.bits.flushing(a) => {
+                Some(a)
+                    if st.bits.fresh(a)
+                        && !st.bits.busy(a)
+                        && !st.bits.flushing(a)
+                        && !st.promise_fence =>
+                {
                     st.bits.set_busy(a, true);
+                    st.in_place_in_flight += 1;
                     Some(Target::InPlace(a))
                 }
                 _ => st.bits.alloc().map(Target::NewSlot),
@@ -82,6 +97,7 @@ impl<D: Device> Inner<D> {
             };
             let seq = st.next_seq;
             st.next_seq += 1;
+            st.seqs_in_flight.insert(seq);
             st.slot_write_gen += 1;
             drop(st);
             let slot = match target {
@@ -92,6 +108,10 @@ impl<D: Device> Inner<D> {
                 .poison
                 .guard(self.dev.write_at(self.layout.slot_offset(slot), &buf));
             let mut st = self.state.lock();
+            st.seqs_in_flight.remove(&seq);
+            if let Target::InPlace(_) = target {
+                st.in_place_in_flight -= 1;
+            }
             if let Err(e) = r {
                 match target {
                     Target::InPlace(s) => st.bits.set_busy(s, false),
@@ -125,6 +145,8 @@ impl<D: Device> Inner<D> {
                             if let Some(r) = st.recognizer.as_mut() {
                                 r.insert(d);
                             }
+                            // A lost page is repaired by its new version.
+                            st.lost.remove(&d);
                             st.stats.new_stagings += 1;
                         }
                     }
@@ -133,6 +155,7 @@ impl<D: Device> Inner<D> {
                 }
             }
             st.bits.set_fresh(slot, true);
+            st.meta[slot as usize] = super::SlotMeta { seq, version };
             self.changed.notify_all();
             if self.cfg.flush == FlushMode::Proactive {
                 self.flusher_wake.notify_one();

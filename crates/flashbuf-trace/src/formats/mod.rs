@@ -1,17 +1,22 @@
-//! The trace formats: their names, and one line parser per format.
+//! The trace formats: their names, one line parser per text format and one record decoder
+//! per binary format.
 //!
-//! Each parser turns one line (without its line terminator, never blank, never a `#`
+//! Each line parser turns one line (without its line terminator, never blank, never a `#`
 //! comment) into a [`Parsed`] value, or into an error message that the reader prefixes
-//! with the file name and line number.
+//! with the file name and line number; each record decoder does the same for one
+//! fixed-size record, and the reader prefixes the record number.
 
 use std::fmt;
 use std::str::FromStr;
 
 pub(crate) mod arc;
+pub(crate) mod blkparse;
 pub(crate) mod disksim;
 pub(crate) mod fields;
 pub(crate) mod lcs;
 pub(crate) mod msr;
+pub(crate) mod oracle;
+pub(crate) mod pagebin;
 pub(crate) mod pagetrace;
 pub(crate) mod scan;
 pub(crate) mod spc;
@@ -24,20 +29,23 @@ use crate::Op;
 /// corrupt line would otherwise expand to billions of references.
 pub const MAX_REQUEST_PAGES: u64 = 1 << 24;
 
-/// Number of bits of a page number that address pages inside one SPC ASU or DiskSim
-/// device; the ASU / device number goes above them: `page = (asu << 40) | page_within`.
+/// Number of bits of a page number that address pages inside one SPC ASU, DiskSim device
+/// or blkparse device; the ASU / device number goes above them:
+/// `page = (asu << 40) | page_within`.
 pub const ADDRESS_SPACE_BITS: u32 = 40;
 
 /// A trace file format.
 ///
 /// The names used by [`FromStr`] and [`Display`](fmt::Display) are `pagetrace`, `msr`,
-/// `spc`, `lcs-csv`, `disksim` and `arc`; `auto` (detect from the content) is handled by
-/// [`Format::parse_arg`] and by passing `None` to [`TraceReader::open`](crate::TraceReader::open).
+/// `spc`, `lcs-csv`, `disksim`, `arc`, `oracle-general`, `blkparse`, `blkparse-d` and
+/// `pagebin`; `auto` (detect from the content) is handled by [`Format::parse_arg`] and by
+/// passing `None` to [`TraceReader::open`](crate::TraceReader::open).
 ///
 /// ```
-/// use flashbuf_trace::Format;
+/// use flashbuf_trace::{BlkAction, Format};
 /// assert_eq!("lcs-csv".parse::<Format>().unwrap(), Format::LcsCsv);
 /// assert_eq!(Format::ArcLis.to_string(), "arc");
+/// assert_eq!("blkparse-d".parse::<Format>().unwrap(), Format::Blkparse(BlkAction::Issue));
 /// assert_eq!(Format::parse_arg("auto").unwrap(), None);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -54,20 +62,55 @@ pub enum Format {
     DiskSim,
     /// ARC `.lis`: `first_page page_count _ _`.
     ArcLis,
+    /// libCacheSim's binary `oracleGeneral`: 24-byte records
+    /// `{u32 clock_time; u64 obj_id; u32 obj_size; i64 next_access_vtime}`, read as reads of
+    /// page `obj_id`.
+    OracleGeneral,
+    /// Linux `blkparse` text output in its default format; one kind of event is counted.
+    Blkparse(BlkAction),
+    /// flashbuf's binary page trace: a 16-byte header, then one `u64` per reference (see
+    /// [`PageBinWriter`](crate::PageBinWriter)).
+    PageBin,
+}
+
+/// Which `blkparse` event a [`Format::Blkparse`] trace counts as a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BlkAction {
+    /// `Q`: the request as it was queued (submitted by the file system or application),
+    /// before the I/O scheduler merged, split or reordered it. The default.
+    Queue,
+    /// `D`: the request as it was issued to the driver (after merging and scheduling;
+    /// requeued requests are issued again).
+    Issue,
+}
+
+impl BlkAction {
+    /// The action letter blkparse prints: `Q` or `D`.
+    pub const fn letter(self) -> u8 {
+        match self {
+            BlkAction::Queue => b'Q',
+            BlkAction::Issue => b'D',
+        }
+    }
 }
 
 impl Format {
     /// Every format, in the order of the CLI's list.
-    pub const ALL: [Format; 6] = [
+    pub const ALL: [Format; 10] = [
         Format::PageTrace,
         Format::Msr,
         Format::Spc,
         Format::LcsCsv,
         Format::DiskSim,
         Format::ArcLis,
+        Format::OracleGeneral,
+        Format::Blkparse(BlkAction::Queue),
+        Format::Blkparse(BlkAction::Issue),
+        Format::PageBin,
     ];
 
-    /// The format's name (`pagetrace`, `msr`, `spc`, `lcs-csv`, `disksim`, `arc`).
+    /// The format's name (`pagetrace`, `msr`, `spc`, `lcs-csv`, `disksim`, `arc`,
+    /// `oracle-general`, `blkparse`, `blkparse-d`, `pagebin`).
     pub const fn name(self) -> &'static str {
         match self {
             Format::PageTrace => "pagetrace",
@@ -76,12 +119,24 @@ impl Format {
             Format::LcsCsv => "lcs-csv",
             Format::DiskSim => "disksim",
             Format::ArcLis => "arc",
+            Format::OracleGeneral => "oracle-general",
+            Format::Blkparse(BlkAction::Queue) => "blkparse",
+            Format::Blkparse(BlkAction::Issue) => "blkparse-d",
+            Format::PageBin => "pagebin",
         }
     }
 
     /// Whether the format addresses bytes (or sectors) and so depends on the page size.
     pub const fn is_byte_addressed(self) -> bool {
-        !matches!(self, Format::PageTrace | Format::ArcLis)
+        !matches!(
+            self,
+            Format::PageTrace | Format::ArcLis | Format::OracleGeneral | Format::PageBin
+        )
+    }
+
+    /// Whether the format is binary (fixed-size records) rather than lines of text.
+    pub const fn is_binary(self) -> bool {
+        matches!(self, Format::OracleGeneral | Format::PageBin)
     }
 
     /// Parses a CLI argument: a format name, or `auto` for `None` (detect).
@@ -103,7 +158,8 @@ impl fmt::Display for Format {
 /// An unknown format name; its message lists the valid ones.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown trace format '{0}'; valid formats: auto, pagetrace, msr, spc, lcs-csv, disksim, arc"
+    "unknown trace format '{0}'; valid formats: auto, pagetrace, msr, spc, lcs-csv, disksim, \
+     arc, oracle-general, blkparse, blkparse-d, pagebin"
 )]
 pub struct ParseFormatError(pub String);
 
@@ -111,7 +167,8 @@ impl FromStr for Format {
     type Err = ParseFormatError;
 
     /// Accepts the names of [`Format::name`] (case-insensitive) and the aliases
-    /// `lcs`, `libcachesim`, `lis`.
+    /// `lcs`, `libcachesim`, `lis`, `oraclegeneral`, `oracle`, `blkparse-q`, `blktrace`,
+    /// `bin`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let t = s.trim().to_ascii_lowercase();
         Ok(match t.as_str() {
@@ -121,6 +178,10 @@ impl FromStr for Format {
             "lcs-csv" | "lcs" | "libcachesim" => Format::LcsCsv,
             "disksim" => Format::DiskSim,
             "arc" | "lis" => Format::ArcLis,
+            "oracle-general" | "oraclegeneral" | "oracle" => Format::OracleGeneral,
+            "blkparse" | "blkparse-q" | "blktrace" => Format::Blkparse(BlkAction::Queue),
+            "blkparse-d" => Format::Blkparse(BlkAction::Issue),
+            "pagebin" | "bin" => Format::PageBin,
             _ => return Err(ParseFormatError(s.to_string())),
         })
     }
@@ -133,9 +194,12 @@ pub(crate) enum Parsed {
     One(Op, u64),
     /// References to the pages `first..=last`, in order (`first < last`).
     Span(Op, u64, u64),
-    /// A valid line that references nothing (e.g. a SCSI command that is neither a read
+    /// A valid request that references nothing (e.g. a SCSI command that is neither a read
     /// nor a write); counted by [`TraceReader::skipped`](crate::TraceReader::skipped).
     Skip,
+    /// A valid line that is not a request at all (a blkparse event of another kind, a line
+    /// of its summary); not counted.
+    Ignore,
 }
 
 /// The pages touched by `size` bytes at byte `offset`: `offset/ps ..= (offset+size-1)/ps`,
@@ -185,7 +249,7 @@ pub(crate) fn in_space(p: Parsed, space: u64, what: &str) -> Result<Parsed, Stri
     let base = space << ADDRESS_SPACE_BITS;
     let last = match p {
         Parsed::One(_, l) | Parsed::Span(_, _, l) => l,
-        Parsed::Skip => return Ok(p),
+        Parsed::Skip | Parsed::Ignore => return Ok(p),
     };
     if last >= LIMIT {
         return Err(format!(
@@ -195,7 +259,7 @@ pub(crate) fn in_space(p: Parsed, space: u64, what: &str) -> Result<Parsed, Stri
     Ok(match p {
         Parsed::One(op, a) => Parsed::One(op, base | a),
         Parsed::Span(op, a, b) => Parsed::Span(op, base | a, base | b),
-        Parsed::Skip => Parsed::Skip,
+        Parsed::Skip | Parsed::Ignore => p,
     })
 }
 

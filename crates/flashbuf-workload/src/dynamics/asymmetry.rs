@@ -9,12 +9,17 @@
 //!   takes `1/f_i` times its latency. The ratio of the device's write and read latencies
 //!   is thus exactly `f_i` times what it would have been, whatever the writes' pattern
 //!   (clustered writes stay cheaper than random ones). The replay tells
-//!   the wrapper the epoch before each epoch's references ([`EpochClock`]); a policy that
-//!   learns costs online sees the change through its I/O observations, and FD-Buffer run
-//!   with a fixed `R` is given `R_i` through `BufferPool::update_costs`.
+//!   the wrapper the epoch before each epoch's references ([`EpochClock`]), and tells the
+//!   pool the device's costs in that epoch ([`epoch_costs`]: the base latencies stretched
+//!   the same way) through `BufferPool::update_costs`, which forwards them to the policy
+//!   under the pool lock (no side channel). Policies whose costs are static inputs follow
+//!   them: FD-Buffer with a fixed `R` takes `R_i = write_us / read_us` (`R_0` times the
+//!   factor), CASA with static costs takes its `C_r`, `C_w` from them. Policies that learn
+//!   costs online (FD-Buffer `r=online`, CASA `learn=true`) ignore the update and see the
+//!   change through their I/O observations; the others use no costs.
 
 use super::models::AsymmetryModel;
-use flashbuf_core::{ConfigError, DeviceStats};
+use flashbuf_core::{ConfigError, DeviceFacts, DeviceStats};
 use flashbuf_device::{Device, DeviceError, WriteOp};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
@@ -35,6 +40,42 @@ pub fn asymmetry_name(m: AsymmetryModel) -> &'static str {
     match m {
         AsymmetryModel::Rm1 => "rm1",
         AsymmetryModel::Rm2 => "rm2",
+    }
+}
+
+/// How much longer reads take under the factor `f = R_i / R_0`: `1/f` when `f < 1`.
+fn read_scale(f: f64) -> f64 {
+    if f > 0.0 && f < 1.0 {
+        1.0 / f
+    } else {
+        1.0
+    }
+}
+
+/// How much longer writes take under the factor `f`: `f` when `f > 1`.
+fn write_scale(f: f64) -> f64 {
+    f.max(1.0)
+}
+
+/// The device's costs in `epoch` of `model`, from its costs without the model (`base`):
+/// the latencies [`AsymmetryDevice`] charges, so that `write_us / read_us` is the base
+/// ratio times the epoch's factor `f_i = R_i / R_0`.
+///
+/// ```
+/// use flashbuf_core::DeviceFacts;
+/// use flashbuf_workload::dynamics::{epoch_costs, AsymmetryModel};
+/// let base = DeviceFacts { erase_block_bytes: None, read_us: 100.0, write_us: 1_000.0 };
+/// let c = epoch_costs(AsymmetryModel::Rm1, &base, 10); // f = 2: writes twice as dear
+/// assert_eq!((c.read_us, c.write_us), (100.0, 2_000.0));
+/// let c = epoch_costs(AsymmetryModel::Rm2, &base, 1); // f = 0.95: reads dearer
+/// assert!((c.r() - 9.5).abs() < 1e-12);
+/// ```
+pub fn epoch_costs(model: AsymmetryModel, base: &DeviceFacts, epoch: u64) -> DeviceFacts {
+    let f = model.r(1.0, epoch);
+    DeviceFacts {
+        read_us: base.read_us * read_scale(f),
+        write_us: base.write_us * write_scale(f),
+        ..*base
     }
 }
 
@@ -108,17 +149,12 @@ impl<D: Device> AsymmetryDevice<D> {
 
     /// Read latencies are stretched by `1/f` when `f < 1`.
     fn read_scale(&self) -> f64 {
-        let f = self.factor();
-        if f > 0.0 && f < 1.0 {
-            1.0 / f
-        } else {
-            1.0
-        }
+        read_scale(self.factor())
     }
 
     /// Write latencies are stretched by `f` when `f > 1`.
     fn write_scale(&self) -> f64 {
-        self.factor().max(1.0)
+        write_scale(self.factor())
     }
 }
 
@@ -141,25 +177,11 @@ impl<D: Device> Device for AsymmetryDevice<D> {
         self.stretch(t0, s);
         Ok(())
     }
-    fn sync(&self) -> Result<(), DeviceError> {
-        self.inner.sync()
-    }
-    fn len(&self) -> u64 {
-        self.inner.len()
-    }
-    fn set_len(&self, len: u64) -> Result<(), DeviceError> {
-        self.inner.set_len(len)
-    }
-    fn max_len(&self) -> Option<u64> {
-        self.inner.max_len()
-    }
+    flashbuf_device::forward_device!(inner => sync, len, set_len, max_len, alignment);
     fn stats(&self) -> DeviceStats {
         let mut s = self.inner.stats();
         s.device_time_us += self.extra_us();
         s
-    }
-    fn alignment(&self) -> usize {
-        self.inner.alignment()
     }
     fn describe(&self) -> String {
         format!("{}+{}", self.inner.describe(), asymmetry_name(self.model))

@@ -7,12 +7,14 @@
 //! - [`transform`]: the same transform streamed epoch by epoch (the lab's trace feed runs
 //!   it), `ratio=X`, and the run's [`transform::Dynamics`].
 //! - [`asymmetry`]: [`asymmetry::AsymmetryDevice`], the device wrapper that stretches
-//!   latencies per epoch so that `R` follows RM1/RM2.
+//!   latencies per epoch so that `R` follows RM1/RM2, and [`asymmetry::epoch_costs`], the
+//!   device's costs per epoch that the replay sends to the policy through the pool
+//!   (`BufferPool::update_costs`).
 
 pub mod asymmetry;
 pub mod models;
 pub mod transform;
 
-pub use asymmetry::{asymmetry_name, parse_asymmetry, AsymmetryDevice, EpochClock};
+pub use asymmetry::{asymmetry_name, epoch_costs, parse_asymmetry, AsymmetryDevice, EpochClock};
 pub use models::{apply_workload_model, AsymmetryModel, WorkloadModel, EPOCH_REFS};
 pub use transform::{parse_ratio, Dynamics, EpochTransformer, WorkloadTransform, W0};

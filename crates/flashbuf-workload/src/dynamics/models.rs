@@ -23,10 +23,11 @@
 //! Fisher–Yates shuffle, so a seed reproduces the trace exactly.
 //!
 //! # Applying an asymmetry model
-//! The lab changes the device's latencies at each epoch boundary (e.g. a cost device's
-//! write latency set to `R_i · read latency`) so that online-`R` policies see the change
-//! through their I/O observations; a policy run with a fixed `R` is given `R_i` (for
-//! FD-Buffer, through the pool's cost update).
+//! The lab stretches the device's latencies at each epoch boundary
+//! ([`super::asymmetry::AsymmetryDevice`]) so that online-`R` policies see the change
+//! through their I/O observations, and sends the epoch's costs
+//! ([`super::asymmetry::epoch_costs`]) to the policy through the pool's cost update
+//! (`BufferPool::update_costs`): FD-Buffer with a fixed `R` then runs with `R_i`.
 
 /// Default epoch length in references.
 pub const EPOCH_REFS: usize = 5_000;

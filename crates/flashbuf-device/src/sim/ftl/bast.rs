@@ -19,8 +19,25 @@
 //! a page-level location index of the newest copies: an implementation aid for reads and
 //! merges that does not change which flash operations happen.
 
-use super::{check_location_map, merge_counters, Blocks, Ftl, FtlKind, FtlStats, Role};
+use super::table::{log_blocks, LOG_BLOCKS};
+use super::{Ftl, FtlCore, FtlEntry, Role};
 use crate::sim::nand::{Nand, Stamp, NONE};
+
+/// The table entry (`bast:log-blocks=N`: N log blocks plus one spare block).
+pub(super) const ENTRY: FtlEntry = FtlEntry {
+    name: "bast",
+    help: "BAST log-block FTL, one log block per updated data block (Kim et al. 2002)",
+    options: &[LOG_BLOCKS],
+    extra_blocks: |o, op_blocks| log_blocks(o) + 1 + op_blocks,
+    build: |o, nand, logical_pages, seed| {
+        Ok(Box::new(BastFtl::new(
+            nand,
+            logical_pages,
+            log_blocks(o),
+            seed,
+        )?))
+    },
+};
 
 #[derive(Debug, Clone, Copy)]
 struct LogSlot {
@@ -33,19 +50,15 @@ struct LogSlot {
 /// The BAST log-block FTL. See the module docs.
 #[derive(Debug, Clone)]
 pub struct BastFtl {
-    nand: Nand,
-    ppb: u32,
-    logical_pages: u32,
-    log_blocks: u32,
-    loc: Vec<u32>,
+    /// Array, location map, blocks, counters.
+    core: FtlCore,
+    /// Data block of each logical block ([`NONE`]: not yet written).
     data_blk: Vec<u32>,
     log_of: Vec<u32>,
     slots: Vec<LogSlot>,
     /// Logical offset written at each position of each log slot.
     slot_offsets: Vec<u16>,
-    blocks: Blocks,
     clock: u64,
-    stats: FtlStats,
 }
 
 impl BastFtl {
@@ -66,11 +79,7 @@ impl BastFtl {
             ));
         }
         Ok(Self {
-            nand,
-            ppb,
-            logical_pages,
-            log_blocks,
-            loc: vec![NONE; logical_pages as usize],
+            core: FtlCore::new(ENTRY.name, nand, logical_pages, seed),
             data_blk: vec![NONE; lbns as usize],
             log_of: vec![NONE; lbns as usize],
             slots: vec![
@@ -83,38 +92,8 @@ impl BastFtl {
                 log_blocks as usize
             ],
             slot_offsets: vec![0; (log_blocks * ppb) as usize],
-            blocks: Blocks::new(geo.blocks, seed),
             clock: 0,
-            stats: FtlStats::default(),
         })
-    }
-
-    #[inline]
-    fn invalidate(&mut self, lpn: u32) {
-        let old = self.loc[lpn as usize];
-        if old != NONE {
-            let b = (old / self.ppb) as usize;
-            debug_assert!(self.blocks.valid[b] > 0);
-            self.blocks.valid[b] -= 1;
-        }
-    }
-
-    #[inline]
-    fn place(&mut self, lpn: u32, ppn: u32, stamp: Stamp) {
-        self.nand.program(ppn, stamp);
-        self.loc[lpn as usize] = ppn;
-        self.blocks.valid[(ppn / self.ppb) as usize] += 1;
-    }
-
-    /// Copies `lpn`'s newest copy to `to`.
-    #[inline]
-    fn copy(&mut self, lpn: u32, to: u32) {
-        let from = self.loc[lpn as usize];
-        debug_assert_ne!(from, NONE);
-        let s = self.nand.read(from);
-        self.invalidate(lpn);
-        self.place(lpn, to, s);
-        self.stats.copied_pages += 1;
     }
 
     /// A log slot for `lbn` (which has none), merging the least recently used one if all
@@ -133,7 +112,7 @@ impl BastFtl {
                 victim
             }
         };
-        let block = self.blocks.alloc(Role::Log);
+        let block = self.core.blocks.alloc(Role::Log);
         self.slots[slot] = LogSlot {
             block,
             lbn,
@@ -155,39 +134,29 @@ impl BastFtl {
         debug_assert_ne!(log, NONE);
         let data = self.data_blk[lbn as usize];
         debug_assert_ne!(data, NONE);
-        let base_lpn = lbn * self.ppb;
-        let offsets = &self.slot_offsets[slot * self.ppb as usize..][..wp as usize];
+        let ppb = self.core.ppb;
+        let offsets = &self.slot_offsets[slot * ppb as usize..][..wp as usize];
         let in_order = offsets.iter().enumerate().all(|(i, &o)| o as usize == i);
+        let c = &mut self.core;
         if in_order {
             // Positions 0..wp hold offsets 0..wp: each is that offset's only log copy and
             // hence its newest. Fill the rest from the data block, then swap roles.
-            let partial = wp < self.ppb;
-            for off in wp..self.ppb {
-                let lpn = base_lpn + off;
-                if lpn < self.logical_pages && self.loc[lpn as usize] != NONE {
-                    self.copy(lpn, log * self.ppb + off);
-                }
-            }
-            self.blocks.role[log as usize] = Role::Data;
+            c.fill_block(lbn, log, wp..ppb);
+            c.blocks.role[log as usize] = Role::Data;
             self.data_blk[lbn as usize] = log;
-            self.blocks.release(&mut self.nand, data);
-            if partial {
-                self.stats.partial_merges += 1;
+            c.blocks.release(&mut c.nand, data);
+            if wp < ppb {
+                c.stats.partial_merges += 1;
             } else {
-                self.stats.switch_merges += 1;
+                c.stats.switch_merges += 1;
             }
         } else {
-            let fresh = self.blocks.alloc(Role::Data);
-            for off in 0..self.ppb {
-                let lpn = base_lpn + off;
-                if lpn < self.logical_pages && self.loc[lpn as usize] != NONE {
-                    self.copy(lpn, fresh * self.ppb + off);
-                }
-            }
+            let fresh = c.blocks.alloc(Role::Data);
+            c.fill_block(lbn, fresh, 0..ppb);
             self.data_blk[lbn as usize] = fresh;
-            self.blocks.release(&mut self.nand, data);
-            self.blocks.release(&mut self.nand, log);
-            self.stats.full_merges += 1;
+            c.blocks.release(&mut c.nand, data);
+            c.blocks.release(&mut c.nand, log);
+            c.stats.full_merges += 1;
         }
         self.log_of[lbn as usize] = NONE;
         self.slots[slot].block = NONE;
@@ -202,32 +171,22 @@ impl BastFtl {
 }
 
 impl Ftl for BastFtl {
-    fn kind(&self) -> FtlKind {
-        FtlKind::Bast {
-            log_blocks: self.log_blocks,
-        }
+    fn core(&self) -> &FtlCore {
+        &self.core
     }
 
-    fn logical_pages(&self) -> u32 {
-        self.logical_pages
+    fn core_mut(&mut self) -> &mut FtlCore {
+        &mut self.core
     }
 
     fn write(&mut self, lpn: u32, seq: u64) {
-        debug_assert!(lpn < self.logical_pages);
+        debug_assert!(lpn < self.core.logical_pages);
         self.clock += 1;
-        self.stats.host_programs += 1;
-        let (lbn, off) = (lpn / self.ppb, lpn % self.ppb);
+        self.core.stats.host_programs += 1;
+        let ppb = self.core.ppb;
+        let (lbn, off) = (lpn / ppb, lpn % ppb);
         let stamp = Stamp { lpn, seq };
-        let mut data = self.data_blk[lbn as usize];
-        if data == NONE {
-            data = self.blocks.alloc(Role::Data);
-            self.data_blk[lbn as usize] = data;
-        }
-        let home = data * self.ppb + off;
-        if self.nand.is_erased(home) {
-            // Never written since the data block was formed: no other copy exists.
-            debug_assert_eq!(self.loc[lpn as usize], NONE);
-            self.place(lpn, home, stamp);
+        if self.core.write_in_place(&mut self.data_blk, lpn, stamp) {
             return;
         }
         let mut slot = self.log_of[lbn as usize];
@@ -236,75 +195,25 @@ impl Ftl for BastFtl {
         }
         let s = slot as usize;
         let LogSlot { block, wp, .. } = self.slots[s];
-        debug_assert!(wp < self.ppb);
-        self.invalidate(lpn);
-        self.place(lpn, block * self.ppb + wp, stamp);
-        self.slot_offsets[s * self.ppb as usize + wp as usize] = off as u16;
+        debug_assert!(wp < ppb);
+        self.core.invalidate(lpn);
+        self.core.place(lpn, block * ppb + wp, stamp);
+        self.slot_offsets[s * ppb as usize + wp as usize] = off as u16;
         self.slots[s].wp = wp + 1;
         self.slots[s].last_use = self.clock;
-        if wp + 1 == self.ppb {
+        if wp + 1 == ppb {
             self.merge(s);
         }
     }
 
-    fn read(&mut self, lpn: u32) -> Option<Stamp> {
-        let ppn = self.loc[lpn as usize];
-        if ppn == NONE {
-            return None;
-        }
-        self.stats.host_reads += 1;
-        Some(self.nand.read(ppn))
-    }
-
-    fn lookup(&self, lpn: u32) -> Option<u32> {
-        let p = *self.loc.get(lpn as usize)?;
-        (p != NONE).then_some(p)
-    }
-
-    fn nand(&self) -> &Nand {
-        &self.nand
-    }
-
-    fn nand_mut(&mut self) -> &mut Nand {
-        &mut self.nand
-    }
-
-    fn stats(&self) -> FtlStats {
-        merge_counters(self.stats, &self.nand)
-    }
-
-    fn reset_stats(&mut self) {
-        self.stats = FtlStats::default();
-        self.nand.reset_counters();
-    }
-
     fn check_invariants(&self) -> Result<(), String> {
-        check_location_map(&self.loc, &self.blocks, &self.nand)?;
-        let ppb = self.ppb;
-        let mut data_blocks = 0usize;
-        for (lbn, &d) in self.data_blk.iter().enumerate() {
-            if d == NONE {
-                if self.log_of[lbn] != NONE {
-                    return Err(format!("lbn {lbn} has a log block but no data block"));
-                }
-                continue;
-            }
-            data_blocks += 1;
-            if self.blocks.role[d as usize] != Role::Data {
-                return Err(format!(
-                    "data block {d} of lbn {lbn} has role {:?}",
-                    self.blocks.role[d as usize]
-                ));
-            }
-            // A data block's programmed pages hold their own offset of their own lbn.
-            for off in 0..ppb {
-                let s = self.nand.stamp(d * ppb + off);
-                if !s.is_erased() && s.lpn != lbn as u32 * ppb + off {
-                    return Err(format!(
-                        "data block {d} of lbn {lbn}: page {off} holds lpn {}",
-                        s.lpn
-                    ));
-                }
+        let c = &self.core;
+        c.check_map()?;
+        let ppb = c.ppb;
+        let data_blocks = c.check_data_blocks(&self.data_blk)?;
+        for (lbn, (&d, &l)) in self.data_blk.iter().zip(&self.log_of).enumerate() {
+            if d == NONE && l != NONE {
+                return Err(format!("lbn {lbn} has a log block but no data block"));
             }
         }
         let mut logs = 0usize;
@@ -319,17 +228,17 @@ impl Ftl for BastFtl {
                     s.lbn
                 ));
             }
-            if self.blocks.role[s.block as usize] != Role::Log {
+            if c.blocks.role[s.block as usize] != Role::Log {
                 return Err(format!(
                     "log block {} has role {:?}",
-                    s.block, self.blocks.role[s.block as usize]
+                    s.block, c.blocks.role[s.block as usize]
                 ));
             }
             if s.wp >= ppb {
                 return Err(format!("log slot {i} is full but not merged"));
             }
             for pos in 0..ppb {
-                let st = self.nand.stamp(s.block * ppb + pos);
+                let st = c.nand.stamp(s.block * ppb + pos);
                 if st.is_erased() != (pos >= s.wp) {
                     return Err(format!(
                         "log block {}: page {pos} disagrees with write pointer {}",
@@ -347,21 +256,6 @@ impl Ftl for BastFtl {
         if self.log_of.iter().filter(|&&l| l != NONE).count() != logs {
             return Err("log_of and log slots disagree".to_string());
         }
-        let logs_by_role = self.blocks.role.iter().filter(|&&r| r == Role::Log).count();
-        let data_by_role = self
-            .blocks
-            .role
-            .iter()
-            .filter(|&&r| r == Role::Data)
-            .count();
-        if logs_by_role != logs || data_by_role != data_blocks {
-            return Err(format!(
-                "roles: {logs_by_role} log / {data_by_role} data blocks, maps: {logs} / {data_blocks}"
-            ));
-        }
-        if logs + data_blocks + self.blocks.free_count() != self.blocks.role.len() {
-            return Err("data + log + free != blocks".to_string());
-        }
-        Ok(())
+        c.check_role_totals(logs, data_blocks)
     }
 }

@@ -20,9 +20,28 @@
 //! a page-level location index of the newest copies: an implementation aid for reads and
 //! merges that does not change which flash operations happen.
 
-use super::{check_location_map, merge_counters, Blocks, Ftl, FtlKind, FtlStats, Role};
+use super::table::{log_blocks, LOG_BLOCKS};
+use super::{Ftl, FtlCore, FtlEntry, Role};
 use crate::sim::nand::{Nand, Stamp, NONE};
 use std::collections::VecDeque;
+
+/// The table entry (`fast:log-blocks=N`: a random log pool of N blocks, the sequential
+/// log block and one spare).
+pub(super) const ENTRY: FtlEntry = FtlEntry {
+    name: "fast",
+    help:
+        "FAST hybrid FTL, one sequential log block and a shared random log pool (Lee et al. 2007)",
+    options: &[LOG_BLOCKS],
+    extra_blocks: |o, op_blocks| log_blocks(o) + 2 + op_blocks,
+    build: |o, nand, logical_pages, seed| {
+        Ok(Box::new(FastFtl::new(
+            nand,
+            logical_pages,
+            log_blocks(o),
+            seed,
+        )?))
+    },
+};
 
 #[derive(Debug, Clone, Copy)]
 struct SwLog {
@@ -34,19 +53,16 @@ struct SwLog {
 /// The FAST hybrid FTL. See the module docs.
 #[derive(Debug, Clone)]
 pub struct FastFtl {
-    nand: Nand,
-    ppb: u32,
-    logical_pages: u32,
+    /// Array, location map, blocks, counters.
+    core: FtlCore,
     rw_max: u32,
-    loc: Vec<u32>,
+    /// Data block of each logical block ([`NONE`]: not yet written).
     data_blk: Vec<u32>,
     sw: Option<SwLog>,
     /// RW log blocks, oldest first; the newest one is being written at `rw_wp`.
     rw: VecDeque<u32>,
     rw_wp: u32,
-    blocks: Blocks,
     scratch: Vec<u32>,
-    stats: FtlStats,
 }
 
 impl FastFtl {
@@ -73,71 +89,34 @@ impl FastFtl {
             ));
         }
         Ok(Self {
-            nand,
-            ppb,
-            logical_pages,
+            core: FtlCore::new(ENTRY.name, nand, logical_pages, seed),
             rw_max: random_log_blocks,
-            loc: vec![NONE; logical_pages as usize],
             data_blk: vec![NONE; lbns as usize],
             sw: None,
             rw: VecDeque::with_capacity(random_log_blocks as usize + 1),
             rw_wp: 0,
-            blocks: Blocks::new(geo.blocks, seed),
             scratch: Vec::with_capacity(ppb as usize),
-            stats: FtlStats::default(),
         })
-    }
-
-    #[inline]
-    fn invalidate(&mut self, lpn: u32) {
-        let old = self.loc[lpn as usize];
-        if old != NONE {
-            let b = (old / self.ppb) as usize;
-            debug_assert!(self.blocks.valid[b] > 0);
-            self.blocks.valid[b] -= 1;
-        }
-    }
-
-    #[inline]
-    fn place(&mut self, lpn: u32, ppn: u32, stamp: Stamp) {
-        self.nand.program(ppn, stamp);
-        self.loc[lpn as usize] = ppn;
-        self.blocks.valid[(ppn / self.ppb) as usize] += 1;
-    }
-
-    #[inline]
-    fn copy(&mut self, lpn: u32, to: u32) {
-        let from = self.loc[lpn as usize];
-        debug_assert_ne!(from, NONE);
-        let s = self.nand.read(from);
-        self.invalidate(lpn);
-        self.place(lpn, to, s);
-        self.stats.copied_pages += 1;
     }
 
     /// Full merge of `lbn`: newest copies into a fresh block; the old data block and the SW
     /// log block (if it is `lbn`'s) are erased.
     fn full_merge(&mut self, lbn: u32) {
-        let fresh = self.blocks.alloc(Role::Data);
-        let base = lbn * self.ppb;
-        for off in 0..self.ppb {
-            let lpn = base + off;
-            if lpn < self.logical_pages && self.loc[lpn as usize] != NONE {
-                self.copy(lpn, fresh * self.ppb + off);
-            }
-        }
+        let c = &mut self.core;
+        let fresh = c.blocks.alloc(Role::Data);
+        c.fill_block(lbn, fresh, 0..c.ppb);
         let old = self.data_blk[lbn as usize];
         self.data_blk[lbn as usize] = fresh;
         if old != NONE {
-            self.blocks.release(&mut self.nand, old);
+            c.blocks.release(&mut c.nand, old);
         }
         if let Some(sw) = self.sw {
             if sw.lbn == lbn {
-                self.blocks.release(&mut self.nand, sw.block);
+                c.blocks.release(&mut c.nand, sw.block);
                 self.sw = None;
             }
         }
-        self.stats.full_merges += 1;
+        c.stats.full_merges += 1;
     }
 
     /// Merges the SW log block: switch, partial or full.
@@ -145,31 +124,25 @@ impl FastFtl {
         let Some(SwLog { block, lbn, wp }) = self.sw else {
             return;
         };
-        let base = lbn * self.ppb;
-        let all_newest =
-            (0..wp).all(|pos| self.loc[(base + pos) as usize] == block * self.ppb + pos);
+        let c = &mut self.core;
+        let base = lbn * c.ppb;
+        let all_newest = (0..wp).all(|pos| c.loc[(base + pos) as usize] == block * c.ppb + pos);
         if !all_newest {
             self.full_merge(lbn);
             return;
         }
-        let partial = wp < self.ppb;
-        for off in wp..self.ppb {
-            let lpn = base + off;
-            if lpn < self.logical_pages && self.loc[lpn as usize] != NONE {
-                self.copy(lpn, block * self.ppb + off);
-            }
-        }
+        c.fill_block(lbn, block, wp..c.ppb);
         let old = self.data_blk[lbn as usize];
-        self.blocks.role[block as usize] = Role::Data;
+        c.blocks.role[block as usize] = Role::Data;
         self.data_blk[lbn as usize] = block;
         if old != NONE {
-            self.blocks.release(&mut self.nand, old);
+            c.blocks.release(&mut c.nand, old);
         }
         self.sw = None;
-        if partial {
-            self.stats.partial_merges += 1;
+        if wp < c.ppb {
+            c.stats.partial_merges += 1;
         } else {
-            self.stats.switch_merges += 1;
+            c.stats.switch_merges += 1;
         }
     }
 
@@ -180,11 +153,12 @@ impl FastFtl {
             return;
         };
         self.scratch.clear();
-        let first = victim * self.ppb;
-        for ppn in first..first + self.ppb {
-            let s = self.nand.stamp(ppn);
-            if !s.is_erased() && self.loc[s.lpn as usize] == ppn {
-                self.scratch.push(s.lpn / self.ppb);
+        let ppb = self.core.ppb;
+        let first = victim * ppb;
+        for ppn in first..first + ppb {
+            let s = self.core.nand.stamp(ppn);
+            if !s.is_erased() && self.core.loc[s.lpn as usize] == ppn {
+                self.scratch.push(s.lpn / ppb);
             }
         }
         self.scratch.sort_unstable();
@@ -193,70 +167,62 @@ impl FastFtl {
             let lbn = self.scratch[i];
             self.full_merge(lbn);
         }
-        debug_assert_eq!(self.blocks.valid[victim as usize], 0);
-        self.blocks.release(&mut self.nand, victim);
+        let c = &mut self.core;
+        debug_assert_eq!(c.blocks.valid[victim as usize], 0);
+        c.blocks.release(&mut c.nand, victim);
     }
 
     /// Appends an update to the RW log pool.
     fn write_rw(&mut self, lpn: u32, stamp: Stamp) {
-        if self.rw.is_empty() || self.rw_wp == self.ppb {
+        if self.rw.is_empty() || self.rw_wp == self.core.ppb {
             if self.rw.len() as u32 == self.rw_max {
                 self.reclaim_rw();
             }
-            let b = self.blocks.alloc(Role::Log);
+            let b = self.core.blocks.alloc(Role::Log);
             self.rw.push_back(b);
             self.rw_wp = 0;
         }
         let Some(&b) = self.rw.back() else {
             unreachable!("RW pool has a block")
         };
-        self.invalidate(lpn);
-        self.place(lpn, b * self.ppb + self.rw_wp, stamp);
+        self.core.invalidate(lpn);
+        self.core.place(lpn, b * self.core.ppb + self.rw_wp, stamp);
         self.rw_wp += 1;
     }
 }
 
 impl Ftl for FastFtl {
-    fn kind(&self) -> FtlKind {
-        FtlKind::Fast {
-            random_log_blocks: self.rw_max,
-        }
+    fn core(&self) -> &FtlCore {
+        &self.core
     }
 
-    fn logical_pages(&self) -> u32 {
-        self.logical_pages
+    fn core_mut(&mut self) -> &mut FtlCore {
+        &mut self.core
     }
 
     fn write(&mut self, lpn: u32, seq: u64) {
-        debug_assert!(lpn < self.logical_pages);
-        self.stats.host_programs += 1;
-        let (lbn, off) = (lpn / self.ppb, lpn % self.ppb);
+        debug_assert!(lpn < self.core.logical_pages);
+        self.core.stats.host_programs += 1;
+        let ppb = self.core.ppb;
+        let (lbn, off) = (lpn / ppb, lpn % ppb);
         let stamp = Stamp { lpn, seq };
-        let mut data = self.data_blk[lbn as usize];
-        if data == NONE {
-            data = self.blocks.alloc(Role::Data);
-            self.data_blk[lbn as usize] = data;
-        }
-        let home = data * self.ppb + off;
-        if self.nand.is_erased(home) {
-            debug_assert_eq!(self.loc[lpn as usize], NONE);
-            self.place(lpn, home, stamp);
+        if self.core.write_in_place(&mut self.data_blk, lpn, stamp) {
             return;
         }
         if off == 0 {
             self.merge_sw();
-            let block = self.blocks.alloc(Role::Log);
-            self.invalidate(lpn);
-            self.place(lpn, block * self.ppb, stamp);
+            let block = self.core.blocks.alloc(Role::Log);
+            self.core.invalidate(lpn);
+            self.core.place(lpn, block * ppb, stamp);
             self.sw = Some(SwLog { block, lbn, wp: 1 });
             return;
         }
         match self.sw {
             Some(sw) if sw.lbn == lbn && sw.wp == off => {
-                self.invalidate(lpn);
-                self.place(lpn, sw.block * self.ppb + off, stamp);
+                self.core.invalidate(lpn);
+                self.core.place(lpn, sw.block * ppb + off, stamp);
                 self.sw = Some(SwLog { wp: off + 1, ..sw });
-                if off + 1 == self.ppb {
+                if off + 1 == ppb {
                     self.merge_sw();
                 }
             }
@@ -264,69 +230,18 @@ impl Ftl for FastFtl {
         }
     }
 
-    fn read(&mut self, lpn: u32) -> Option<Stamp> {
-        let ppn = self.loc[lpn as usize];
-        if ppn == NONE {
-            return None;
-        }
-        self.stats.host_reads += 1;
-        Some(self.nand.read(ppn))
-    }
-
-    fn lookup(&self, lpn: u32) -> Option<u32> {
-        let p = *self.loc.get(lpn as usize)?;
-        (p != NONE).then_some(p)
-    }
-
-    fn nand(&self) -> &Nand {
-        &self.nand
-    }
-
-    fn nand_mut(&mut self) -> &mut Nand {
-        &mut self.nand
-    }
-
-    fn stats(&self) -> FtlStats {
-        merge_counters(self.stats, &self.nand)
-    }
-
-    fn reset_stats(&mut self) {
-        self.stats = FtlStats::default();
-        self.nand.reset_counters();
-    }
-
     fn check_invariants(&self) -> Result<(), String> {
-        check_location_map(&self.loc, &self.blocks, &self.nand)?;
-        let ppb = self.ppb;
-        let mut data_blocks = 0usize;
-        for (lbn, &d) in self.data_blk.iter().enumerate() {
-            if d == NONE {
-                continue;
-            }
-            data_blocks += 1;
-            if self.blocks.role[d as usize] != Role::Data {
-                return Err(format!(
-                    "data block {d} of lbn {lbn} has role {:?}",
-                    self.blocks.role[d as usize]
-                ));
-            }
-            for off in 0..ppb {
-                let s = self.nand.stamp(d * ppb + off);
-                if !s.is_erased() && s.lpn != lbn as u32 * ppb + off {
-                    return Err(format!(
-                        "data block {d} of lbn {lbn}: page {off} holds lpn {}",
-                        s.lpn
-                    ));
-                }
-            }
-        }
+        let c = &self.core;
+        c.check_map()?;
+        let ppb = c.ppb;
+        let data_blocks = c.check_data_blocks(&self.data_blk)?;
         let mut logs = 0usize;
         if let Some(sw) = self.sw {
             logs += 1;
-            if self.blocks.role[sw.block as usize] != Role::Log {
+            if c.blocks.role[sw.block as usize] != Role::Log {
                 return Err(format!(
                     "SW log block {} has role {:?}",
-                    sw.block, self.blocks.role[sw.block as usize]
+                    sw.block, c.blocks.role[sw.block as usize]
                 ));
             }
             if sw.wp == 0 || sw.wp >= ppb {
@@ -336,7 +251,7 @@ impl Ftl for FastFtl {
                 return Err(format!("SW log of lbn {} without a data block", sw.lbn));
             }
             for pos in 0..ppb {
-                let s = self.nand.stamp(sw.block * ppb + pos);
+                let s = c.nand.stamp(sw.block * ppb + pos);
                 if s.is_erased() != (pos >= sw.wp) {
                     return Err(format!(
                         "SW log page {pos} disagrees with write pointer {}",
@@ -357,10 +272,10 @@ impl Ftl for FastFtl {
         }
         for (i, &b) in self.rw.iter().enumerate() {
             logs += 1;
-            if self.blocks.role[b as usize] != Role::Log {
+            if c.blocks.role[b as usize] != Role::Log {
                 return Err(format!(
                     "RW log block {b} has role {:?}",
-                    self.blocks.role[b as usize]
+                    c.blocks.role[b as usize]
                 ));
             }
             let filled = if i + 1 == self.rw.len() {
@@ -369,28 +284,13 @@ impl Ftl for FastFtl {
                 ppb
             };
             for pos in 0..ppb {
-                if self.nand.is_erased(b * ppb + pos) != (pos >= filled) {
+                if c.nand.is_erased(b * ppb + pos) != (pos >= filled) {
                     return Err(format!(
                         "RW log block {b}: page {pos} disagrees with fill {filled}"
                     ));
                 }
             }
         }
-        let logs_by_role = self.blocks.role.iter().filter(|&&r| r == Role::Log).count();
-        let data_by_role = self
-            .blocks
-            .role
-            .iter()
-            .filter(|&&r| r == Role::Data)
-            .count();
-        if logs_by_role != logs || data_by_role != data_blocks {
-            return Err(format!(
-                "roles: {logs_by_role} log / {data_by_role} data blocks, maps: {logs} / {data_blocks}"
-            ));
-        }
-        if logs + data_blocks + self.blocks.free_count() != self.blocks.role.len() {
-            return Err("data + log + free != blocks".to_string());
-        }
-        Ok(())
+        c.check_role_totals(logs, data_blocks)
     }
 }

@@ -13,24 +13,29 @@
 //! (intrusive doubly linked lists), so a host write costs O(1) amortized and allocates
 //! nothing.
 
-use super::{check_location_map, merge_counters, Blocks, Ftl, FtlKind, FtlStats, Role};
+use super::{Ftl, FtlCore, FtlEntry, Role};
 use crate::sim::nand::{Nand, Stamp, NONE};
+
+/// The table entry (`page-mapped`: no options; three spare blocks at least).
+pub(super) const ENTRY: FtlEntry = FtlEntry {
+    name: "page-mapped",
+    help: "page-level mapping with greedy garbage collection (Kawaguchi et al. 1995)",
+    options: &[],
+    extra_blocks: |_, op_blocks| op_blocks.max(3),
+    build: |_, nand, logical_pages, seed| Ok(Box::new(PageMapFtl::new(nand, logical_pages, seed)?)),
+};
 
 /// Page-mapped FTL with greedy garbage collection. See the module docs.
 #[derive(Debug, Clone)]
 pub struct PageMapFtl {
-    nand: Nand,
-    ppb: u32,
-    logical_pages: u32,
-    l2p: Vec<u32>,
-    blocks: Blocks,
+    /// Array, location map (`loc`: logical to physical page), blocks, counters.
+    core: FtlCore,
     active: u32,
     wp: u32,
     /// Heads of the valid-count buckets of sealed blocks (index = valid pages).
     bucket_head: Vec<u32>,
     next: Vec<u32>,
     prev: Vec<u32>,
-    stats: FtlStats,
 }
 
 impl PageMapFtl {
@@ -48,25 +53,20 @@ impl PageMapFtl {
             ));
         }
         let n = geo.blocks as usize;
-        let mut blocks = Blocks::new(geo.blocks, seed);
-        let active = blocks.alloc(Role::Active);
+        let mut core = FtlCore::new(ENTRY.name, nand, logical_pages, seed);
+        let active = core.blocks.alloc(Role::Active);
         Ok(Self {
-            nand,
-            ppb,
-            logical_pages,
-            l2p: vec![NONE; logical_pages as usize],
-            blocks,
+            core,
             active,
             wp: 0,
             bucket_head: vec![NONE; ppb as usize + 1],
             next: vec![NONE; n],
             prev: vec![NONE; n],
-            stats: FtlStats::default(),
         })
     }
 
     fn bucket_insert(&mut self, b: u32) {
-        let v = self.blocks.valid[b as usize] as usize;
+        let v = self.core.blocks.valid[b as usize] as usize;
         let head = self.bucket_head[v];
         self.next[b as usize] = head;
         self.prev[b as usize] = NONE;
@@ -77,7 +77,7 @@ impl PageMapFtl {
     }
 
     fn bucket_remove(&mut self, b: u32) {
-        let v = self.blocks.valid[b as usize] as usize;
+        let v = self.core.blocks.valid[b as usize] as usize;
         let (p, n) = (self.prev[b as usize], self.next[b as usize]);
         if p != NONE {
             self.next[p as usize] = n;
@@ -94,13 +94,13 @@ impl PageMapFtl {
 
     #[inline]
     fn invalidate(&mut self, ppn: u32) {
-        let b = ppn / self.ppb;
-        let sealed = self.blocks.role[b as usize] == Role::Data;
+        let b = ppn / self.core.ppb;
+        let sealed = self.core.blocks.role[b as usize] == Role::Data;
         if sealed {
             self.bucket_remove(b);
         }
-        debug_assert!(self.blocks.valid[b as usize] > 0);
-        self.blocks.valid[b as usize] -= 1;
+        debug_assert!(self.core.blocks.valid[b as usize] > 0);
+        self.core.blocks.valid[b as usize] -= 1;
         if sealed {
             self.bucket_insert(b);
         }
@@ -108,137 +108,100 @@ impl PageMapFtl {
 
     /// Seals the full active block and opens a free one.
     fn open_new_active(&mut self) {
-        debug_assert_eq!(self.wp, self.ppb);
+        debug_assert_eq!(self.wp, self.core.ppb);
         let old = self.active;
-        self.blocks.role[old as usize] = Role::Data;
+        self.core.blocks.role[old as usize] = Role::Data;
         self.bucket_insert(old);
-        self.active = self.blocks.alloc(Role::Active);
+        self.active = self.core.blocks.alloc(Role::Active);
         self.wp = 0;
     }
 
     /// Appends a page to the active block (which must have room).
     #[inline]
     fn append(&mut self, stamp: Stamp) -> u32 {
-        debug_assert!(self.wp < self.ppb);
-        let ppn = self.active * self.ppb + self.wp;
-        self.nand.program(ppn, stamp);
+        debug_assert!(self.wp < self.core.ppb);
+        let ppn = self.active * self.core.ppb + self.wp;
+        self.core.nand.program(ppn, stamp);
         self.wp += 1;
-        self.blocks.valid[self.active as usize] += 1;
+        self.core.blocks.valid[self.active as usize] += 1;
         ppn
     }
 
     /// Reclaims the sealed block with the fewest valid pages.
     fn gc_once(&mut self) {
-        let Some(v) = (0..self.ppb as usize).find(|&v| self.bucket_head[v] != NONE) else {
+        let Some(v) = (0..self.core.ppb as usize).find(|&v| self.bucket_head[v] != NONE) else {
             panic!("page-mapped FTL bug: no block with an invalid page to collect");
         };
         let victim = self.bucket_head[v];
         self.bucket_remove(victim);
-        let first = victim * self.ppb;
-        for ppn in first..first + self.ppb {
-            if self.blocks.valid[victim as usize] == 0 {
+        let first = victim * self.core.ppb;
+        for ppn in first..first + self.core.ppb {
+            if self.core.blocks.valid[victim as usize] == 0 {
                 break;
             }
-            let s = self.nand.stamp(ppn);
-            if s.is_erased() || self.l2p[s.lpn as usize] != ppn {
+            let s = self.core.nand.stamp(ppn);
+            if s.is_erased() || self.core.loc[s.lpn as usize] != ppn {
                 continue;
             }
-            self.nand.read(ppn);
-            if self.wp == self.ppb {
+            self.core.nand.read(ppn);
+            if self.wp == self.core.ppb {
                 self.open_new_active();
             }
             let to = self.append(s);
-            self.l2p[s.lpn as usize] = to;
-            self.blocks.valid[victim as usize] -= 1;
-            self.stats.copied_pages += 1;
+            self.core.loc[s.lpn as usize] = to;
+            self.core.blocks.valid[victim as usize] -= 1;
+            self.core.stats.copied_pages += 1;
         }
-        self.blocks.release(&mut self.nand, victim);
-        self.stats.gc_runs += 1;
+        self.core.blocks.release(&mut self.core.nand, victim);
+        self.core.stats.gc_runs += 1;
     }
 }
 
 impl Ftl for PageMapFtl {
-    fn kind(&self) -> FtlKind {
-        FtlKind::PageMapped
+    fn core(&self) -> &FtlCore {
+        &self.core
     }
 
-    fn logical_pages(&self) -> u32 {
-        self.logical_pages
+    fn core_mut(&mut self) -> &mut FtlCore {
+        &mut self.core
     }
 
     #[inline]
     fn write(&mut self, lpn: u32, seq: u64) {
-        debug_assert!(lpn < self.logical_pages);
-        let old = self.l2p[lpn as usize];
+        debug_assert!(lpn < self.core.logical_pages);
+        let old = self.core.loc[lpn as usize];
         if old != NONE {
             // Unmap before any collection so that GC does not copy the stale copy.
             self.invalidate(old);
-            self.l2p[lpn as usize] = NONE;
+            self.core.loc[lpn as usize] = NONE;
         }
-        if self.wp == self.ppb {
+        if self.wp == self.core.ppb {
             // Keep one free block in reserve so collection can always proceed.
-            while self.blocks.free_count() < 2 {
+            while self.core.blocks.free_count() < 2 {
                 self.gc_once();
             }
-            if self.wp == self.ppb {
+            if self.wp == self.core.ppb {
                 self.open_new_active();
             }
         }
         let ppn = self.append(Stamp { lpn, seq });
-        self.l2p[lpn as usize] = ppn;
-        self.stats.host_programs += 1;
-    }
-
-    #[inline]
-    fn read(&mut self, lpn: u32) -> Option<Stamp> {
-        let ppn = self.l2p[lpn as usize];
-        if ppn == NONE {
-            return None;
-        }
-        self.stats.host_reads += 1;
-        Some(self.nand.read(ppn))
-    }
-
-    fn lookup(&self, lpn: u32) -> Option<u32> {
-        let p = *self.l2p.get(lpn as usize)?;
-        (p != NONE).then_some(p)
-    }
-
-    fn nand(&self) -> &Nand {
-        &self.nand
-    }
-
-    fn nand_mut(&mut self) -> &mut Nand {
-        &mut self.nand
-    }
-
-    fn stats(&self) -> FtlStats {
-        merge_counters(self.stats, &self.nand)
-    }
-
-    fn reset_stats(&mut self) {
-        self.stats = FtlStats::default();
-        self.nand.reset_counters();
+        self.core.loc[lpn as usize] = ppn;
+        self.core.stats.host_programs += 1;
     }
 
     fn check_invariants(&self) -> Result<(), String> {
-        check_location_map(&self.l2p, &self.blocks, &self.nand)?;
-        if self.blocks.role[self.active as usize] != Role::Active {
+        self.core.check_map()?;
+        if self.core.blocks.role[self.active as usize] != Role::Active {
             return Err(format!("active block {} lost its role", self.active));
         }
-        let actives = self
-            .blocks
-            .role
-            .iter()
-            .filter(|&&r| r == Role::Active)
-            .count();
+        let actives = self.core.blocks.count(Role::Active);
         if actives != 1 {
             return Err(format!("{actives} active blocks"));
         }
         // The active block is programmed exactly up to its write pointer.
-        let first = self.active * self.ppb;
-        for i in 0..self.ppb {
-            if self.nand.is_erased(first + i) != (i >= self.wp) {
+        let first = self.active * self.core.ppb;
+        for i in 0..self.core.ppb {
+            if self.core.nand.is_erased(first + i) != (i >= self.wp) {
                 return Err(format!(
                     "active block {}: page {i} disagrees with write pointer {}",
                     self.active, self.wp
@@ -251,36 +214,31 @@ impl Ftl for PageMapFtl {
             let mut b = head;
             let mut prev = NONE;
             while b != NONE {
-                if self.blocks.role[b as usize] != Role::Data {
+                if self.core.blocks.role[b as usize] != Role::Data {
                     return Err(format!("bucket {v} holds non-sealed block {b}"));
                 }
-                if self.blocks.valid[b as usize] as usize != v {
+                if self.core.blocks.valid[b as usize] as usize != v {
                     return Err(format!(
                         "block {b} with {} valid pages sits in bucket {v}",
-                        self.blocks.valid[b as usize]
+                        self.core.blocks.valid[b as usize]
                     ));
                 }
                 if self.prev[b as usize] != prev {
                     return Err(format!("bucket {v}: broken back link at block {b}"));
                 }
                 in_bucket += 1;
-                if in_bucket > self.blocks.role.len() {
+                if in_bucket > self.core.blocks.role.len() {
                     return Err("bucket lists loop".to_string());
                 }
                 prev = b;
                 b = self.next[b as usize];
             }
         }
-        let sealed = self
-            .blocks
-            .role
-            .iter()
-            .filter(|&&r| r == Role::Data)
-            .count();
+        let sealed = self.core.blocks.count(Role::Data);
         if sealed != in_bucket {
             return Err(format!("{sealed} sealed blocks but {in_bucket} in buckets"));
         }
-        if sealed + 1 + self.blocks.free_count() != self.blocks.role.len() {
+        if sealed + 1 + self.core.blocks.free_count() != self.core.blocks.role.len() {
             return Err("sealed + active + free != blocks".to_string());
         }
         Ok(())

@@ -5,13 +5,12 @@
 
 use super::cost::Curves;
 use super::two_stack::HitCounters;
-use super::{ClusterVictim, Clustering, FdBufferHandle, FdBufferOptions, Window, HINT_WRITE};
+use super::{Asymmetry, ClusterVictim, Clustering, FdBufferOptions, OrderKind, Window};
 use crate::policy::{Access, Policy, Victim};
-use crate::PoolError;
-use flashbuf_core::{FrameId, PageId};
+use flashbuf_core::{ConfigError, DeviceFacts, FrameId, PageId};
 use std::collections::HashMap;
 
-/// The reference FD-Buffer. Supports fixed windows, a fixed (or handle-overridden) `R`,
+/// The reference FD-Buffer. Supports fixed windows, a fixed `R` (and cost updates of it),
 /// LRU pools, present conditions on/off, any group size and both clustering modes.
 #[derive(Debug)]
 pub struct NaiveFdBuffer {
@@ -33,24 +32,24 @@ pub struct NaiveFdBuffer {
     refs: u64,
     m_c: usize,
     batch: Vec<FrameId>,
-    shared: FdBufferHandle,
+    /// The access of the miss being served (`prepare_miss`), until the next reference.
+    next_access: Option<Access>,
 }
 
 impl NaiveFdBuffer {
     /// A reference FD-Buffer; rejects options it does not model (online `R`, cost-bound
     /// windows, non-LRU pools).
-    pub fn new(frames_count: usize, opts: &FdBufferOptions) -> Result<Self, PoolError> {
+    pub fn new(frames_count: usize, opts: &FdBufferOptions) -> Result<Self, ConfigError> {
         opts.validate(frames_count)?;
+        let refuse = |what: &str| Err(ConfigError::invalid("naive fd-buffer", what));
         let Window::Refs(window) = opts.window else {
-            return Err(PoolError::Config(
-                "naive fd-buffer: fixed windows only".into(),
-            ));
+            return refuse("fixed windows only");
         };
-        let super::Asymmetry::Fixed(r) = opts.asymmetry else {
-            return Err(PoolError::Config("naive fd-buffer: fixed R only".into()));
+        let Asymmetry::Fixed(r) = opts.asymmetry else {
+            return refuse("fixed R only");
         };
-        if opts.inner != super::OrderKind::Lru {
-            return Err(PoolError::Config("naive fd-buffer: LRU pools only".into()));
+        if opts.inner != OrderKind::Lru {
+            return refuse("LRU pools only");
         }
         Ok(Self {
             m: frames_count,
@@ -70,13 +69,15 @@ impl NaiveFdBuffer {
             refs: 0,
             m_c: super::initial_m_c(frames_count, opts.initial_clean_ratio),
             batch: Vec::new(),
-            shared: FdBufferHandle::new(),
+            next_access: None,
         })
     }
 
-    /// The shared handle (same protocol as [`super::FdBuffer::handle`]).
-    pub fn handle(&self) -> FdBufferHandle {
-        self.shared.clone()
+    /// Whether the reference models `opts` (fixed windows, fixed `R`, LRU pools).
+    pub fn models(opts: &FdBufferOptions) -> bool {
+        matches!(opts.window, Window::Refs(_))
+            && matches!(opts.asymmetry, Asymmetry::Fixed(_))
+            && opts.inner == OrderKind::Lru
     }
 
     /// Current `M_c`.
@@ -85,7 +86,7 @@ impl NaiveFdBuffer {
     }
 
     fn r(&self) -> f64 {
-        self.shared.r_override().unwrap_or(self.r)
+        self.r
     }
 
     fn cluster_of(&self, f: FrameId) -> u64 {
@@ -218,7 +219,7 @@ impl Policy for NaiveFdBuffer {
         self.m
     }
     fn on_insert(&mut self, frame: FrameId, pid: PageId, access: Access) {
-        self.shared.clear_hint();
+        self.next_access = None;
         self.page[frame.index()] = Some(pid.0);
         if access.is_write() {
             self.join_dirty(frame);
@@ -229,7 +230,7 @@ impl Policy for NaiveFdBuffer {
         self.reference(pid.0, access.is_write());
     }
     fn on_hit(&mut self, frame: FrameId, access: Access) {
-        self.shared.clear_hint();
+        self.next_access = None;
         if let Some(i) = self.clean.iter().position(|&f| f == frame) {
             self.clean.remove(i);
             if access.is_write() {
@@ -268,7 +269,7 @@ impl Policy for NaiveFdBuffer {
         self.dirty_bit[frame.index()] = false;
     }
     fn choose_victim(&mut self, evictable: &dyn Fn(FrameId) -> bool) -> Option<Victim<'_>> {
-        let write = self.shared.take_hint() == HINT_WRITE;
+        let write = self.next_access == Some(Access::Write);
         let from_dirty = if write {
             self.clean.len() <= self.m_c
         } else {
@@ -297,6 +298,14 @@ impl Policy for NaiveFdBuffer {
     }
     fn bytes_per_frame(&self) -> usize {
         64
+    }
+    fn prepare_miss(&mut self, access: Access) {
+        self.next_access = Some(access);
+    }
+    fn update_costs(&mut self, costs: &DeviceFacts) {
+        if let Some(r) = super::update_r(costs) {
+            self.r = r;
+        }
     }
 }
 

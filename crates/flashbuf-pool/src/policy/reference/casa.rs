@@ -1,9 +1,8 @@
 //! Naive CASA: one recency vector and dirty flags; the lists are filtered out of it.
 
-use crate::policy::casa::{normalized_costs, CasaConfig};
+use crate::policy::casa::{check_costs, normalized_costs, CasaConfig};
 use crate::policy::{Access, Policy, Victim};
-use crate::PoolError;
-use flashbuf_core::{FrameId, PageId};
+use flashbuf_core::{ConfigError, DeviceFacts, FrameId, PageId};
 
 /// CASA by scanning a recency vector (index 0 = least recent).
 ///
@@ -27,11 +26,10 @@ pub struct NaiveCasa {
 }
 
 impl NaiveCasa {
-    /// A naive CASA with fixed costs (online learning is not modelled).
-    pub fn new(frames_count: usize, cfg: CasaConfig) -> Result<Self, PoolError> {
-        if !(cfg.read_cost > 0.0 && cfg.write_cost > 0.0) {
-            return Err(PoolError::Config("CASA costs must be positive".into()));
-        }
+    /// A naive CASA with static costs (online learning is not modelled; cost updates
+    /// are, as in [`crate::policy::Casa`]).
+    pub fn new(frames_count: usize, cfg: CasaConfig) -> Result<Self, ConfigError> {
+        check_costs(cfg.read_cost, cfg.write_cost)?;
         let (cr, cw) = normalized_costs(cfg.read_cost, cfg.write_cost);
         Ok(Self {
             frames_count,
@@ -109,6 +107,12 @@ impl Policy for NaiveCasa {
         };
         v.map(Victim::Evict)
     }
+    fn update_costs(&mut self, costs: &DeviceFacts) {
+        if check_costs(costs.read_us, costs.write_us).is_ok() {
+            (self.cr, self.cw) = normalized_costs(costs.read_us, costs.write_us);
+        }
+    }
+
     fn bytes_per_frame(&self) -> usize {
         5
     }

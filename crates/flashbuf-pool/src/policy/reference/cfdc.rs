@@ -5,8 +5,7 @@ use crate::policy::cfdc::CfdcConfig;
 use crate::policy::cflru::region_frames;
 use crate::policy::clustering::check_cluster_size;
 use crate::policy::{Access, Policy, Victim};
-use crate::PoolError;
-use flashbuf_core::{FrameId, PageId};
+use flashbuf_core::{ConfigError, FrameId, PageId};
 
 /// A cluster: its number, its pages in entering order, its timestamp, whether draining.
 #[derive(Debug, Clone)]
@@ -93,9 +92,9 @@ pub struct NaiveCfdc {
 
 impl NaiveCfdc {
     /// A naive CFDC with the same options as [`crate::policy::Cfdc::with_config`].
-    pub fn new(frames_count: usize, cfg: CfdcConfig) -> Result<Self, PoolError> {
+    pub fn new(frames_count: usize, cfg: CfdcConfig) -> Result<Self, ConfigError> {
         check_cluster_size(cfg.cluster_size)?;
-        let priority = region_frames(frames_count, cfg.window, "CFDC priority window")?;
+        let priority = region_frames(frames_count, cfg.window, "cfdc")?;
         Ok(Self {
             frames_count,
             work_frames: frames_count - priority,

@@ -2,8 +2,7 @@
 
 use crate::policy::cflru::{region_frames, CflruConfig};
 use crate::policy::{Access, Policy, Victim};
-use crate::PoolError;
-use flashbuf_core::{FrameId, PageId};
+use flashbuf_core::{ConfigError, FrameId, PageId};
 
 /// CFLRU by scanning a recency vector (index 0 = least recent).
 ///
@@ -26,10 +25,10 @@ pub struct NaiveCflru {
 
 impl NaiveCflru {
     /// A naive CFLRU with the same options as [`crate::policy::Cflru::with_config`].
-    pub fn new(frames_count: usize, cfg: CflruConfig) -> Result<Self, PoolError> {
+    pub fn new(frames_count: usize, cfg: CflruConfig) -> Result<Self, ConfigError> {
         Ok(Self {
             frames_count,
-            window_frames: region_frames(frames_count, cfg.window, "CFLRU window")?,
+            window_frames: region_frames(frames_count, cfg.window, "cflru")?,
             order: Vec::new(),
             dirty: vec![false; frames_count],
         })

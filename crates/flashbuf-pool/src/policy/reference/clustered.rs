@@ -4,8 +4,7 @@
 use super::cfdc::{cluster_order, remove_from_clusters, NaiveCluster};
 use crate::policy::clustering::{check_cluster_size, ClusterChoice, ClusterMode, ClusteringConfig};
 use crate::policy::{Access, IoKind, Policy, Victim};
-use crate::PoolError;
-use flashbuf_core::{FrameId, PageId};
+use flashbuf_core::{ConfigError, DeviceFacts, FrameId, PageId};
 
 /// [`crate::policy::Clustered`] with plain vectors.
 ///
@@ -33,7 +32,7 @@ pub struct NaiveClustered<P> {
 
 impl<P: Policy> NaiveClustered<P> {
     /// Wraps `inner` with the same options as [`crate::policy::Clustered::new`].
-    pub fn new(inner: P, cfg: ClusteringConfig) -> Result<Self, PoolError> {
+    pub fn new(inner: P, cfg: ClusteringConfig) -> Result<Self, ConfigError> {
         check_cluster_size(cfg.cluster_size)?;
         Ok(Self {
             pid: vec![0; inner.frames_count()],
@@ -184,5 +183,11 @@ impl<P: Policy> Policy for NaiveClustered<P> {
     }
     fn observe_io(&mut self, kind: IoKind, latency_us: f64) {
         self.inner.observe_io(kind, latency_us)
+    }
+    fn update_costs(&mut self, costs: &DeviceFacts) {
+        self.inner.update_costs(costs)
+    }
+    fn prepare_miss(&mut self, access: Access) {
+        self.inner.prepare_miss(access)
     }
 }

@@ -3,7 +3,7 @@
 //! A rule only decides: it sees a [`SegmentView`] of every candidate (sealed segments with
 //! reclaimable blocks, outside the protection period unless space ran out) and returns up
 //! to `n` of them, best first. It never does I/O; the cleaner
-//! ([`super::cleaner`]) copies the live blocks out and frees the segments. One file per
+//! (`super::cleaner`) copies the live blocks out and frees the segments. One file per
 //! rule:
 //! - [`greedy`]: fewest live blocks.
 //! - [`cost_benefit`]: Sprite LFS's benefit-to-cost ratio (1−u)·age/(1+u).

@@ -1,0 +1,283 @@
+//! One replay run: a trace through policy × store × device, with the integrity oracle.
+//!
+//! [`run`] plans the run (scan, pool size, dynamics: `setup`), builds the device chain
+//! (the device, the asymmetry model, a counting wrapper, a caller's meter), the store and
+//! the policy, replays the trace through the pool (`pool`) or straight into the store
+//! (`passthrough`), and fills the [`RunResult`]. [`run_hooked`] is the same replay with a
+//! [`ReplayHook`]: the reproductions meter a run with one instead of a loop of their own.
+//!
+//! Offline policies (`belady`, `offline:...`) load the whole mapped and transformed trace
+//! into memory first (through the same feed, so they see exactly the references the pool
+//! will see), build the policy from it, and replay it from memory; their `refs_per_s`
+//! includes that loading. With `bounds`, the trace is read once more after the replay (or
+//! reused, for offline policies) to compute the bounds; that time is not in `refs_per_s`.
+//!
+//! A pool above [`CAP_ABOVE_BYTES`] is capped at the trace's distinct pages (the run can
+//! use no more; `buffer_pages` in the result is the size used), and a pool the machine
+//! cannot hold is refused with its size named.
+
+mod epoch;
+mod hook;
+mod passthrough;
+mod pool;
+mod setup;
+mod util;
+
+pub use hook::{NoHook, ReplayHook};
+pub use setup::CAP_ABOVE_BYTES;
+pub use util::process_cpu_s;
+
+use crate::bounds;
+use crate::config::RunConfig;
+use crate::feed::{Feed, FeedSummary};
+use crate::oracle::Oracle;
+use crate::registry::{build_store, parse_policy, PolicyPlan};
+use crate::result::RunResult;
+use crate::scan::TraceScan;
+use crate::LabError;
+use epoch::EpochHooks;
+use flashbuf_core::DeviceStats;
+use flashbuf_pool::BufferPool;
+use flashbuf_store::PageStore;
+use flashbuf_workload::dynamics::asymmetry_name;
+use indicatif::ProgressBar;
+use setup::{DeviceChain, Plan};
+use std::time::Instant;
+
+/// Replays one configuration. `scan` may carry a pre-computed scan of the trace (it is
+/// computed here when the run needs one and none is given).
+pub fn run(cfg: &RunConfig, scan: Option<&TraceScan>) -> Result<RunResult, LabError> {
+    run_hooked(cfg, scan, &mut NoHook)
+}
+
+/// [`run`] with a hook (see [`ReplayHook`]).
+pub fn run_hooked(
+    cfg: &RunConfig,
+    scan: Option<&TraceScan>,
+    hook: &mut dyn ReplayHook,
+) -> Result<RunResult, LabError> {
+    // Names and options first: a bad spec fails before anything runs.
+    cfg.validate()?;
+    let policy = parse_policy(&cfg.policy)?;
+    let is_pool = !matches!(policy, PolicyPlan::PassThrough);
+    let mut plan = setup::plan(cfg, scan, is_pool)?;
+    let clock = Clock {
+        start: Instant::now(),
+        cpu_start: process_cpu_s(),
+    };
+    let (device, chain) = setup::device_chain(cfg, &mut plan, hook)?;
+    let cleanup = chain.cleanup.clone();
+    let result = replay_on(cfg, &plan, device, &chain, &policy, hook, &clock);
+    if let Some(p) = cleanup {
+        let _ = std::fs::remove_file(p);
+    }
+    result
+}
+
+/// When the run started (wall clock and process CPU).
+struct Clock {
+    start: Instant,
+    cpu_start: f64,
+}
+
+impl Clock {
+    fn result(&self, cfg: &RunConfig, frames: usize, refs: u64, dev: DeviceStats) -> RunResult {
+        let elapsed = self.start.elapsed().as_secs_f64();
+        let cpu = process_cpu_s() - self.cpu_start;
+        RunResult::new(cfg, frames, refs, elapsed, cpu, dev)
+    }
+}
+
+/// Everything a replay loop needs besides the feed, the store and the policy.
+struct Replay<'a> {
+    cfg: &'a RunConfig,
+    plan: &'a Plan,
+    oracle: Oracle,
+    progress: ProgressBar,
+    epochs: EpochHooks,
+    dev0: DeviceStats,
+}
+
+fn replay_on(
+    cfg: &RunConfig,
+    plan: &Plan,
+    device: Box<dyn flashbuf_device::Device>,
+    chain: &DeviceChain,
+    policy: &PolicyPlan,
+    hook: &mut dyn ReplayHook,
+    clock: &Clock,
+) -> Result<RunResult, LabError> {
+    let DeviceChain { asym, counting, .. } = chain;
+    let store = build_store(&cfg.store, device, &plan.ctx)?;
+    chain.presize(plan.ctx.data_bytes())?;
+    hook.store_ready(&store)?;
+    let (feed, kept_trace, built) = policy_and_feed(cfg, plan, policy)?;
+    let mut rp = Replay {
+        cfg,
+        plan,
+        oracle: Oracle::with_capacity(plan.ctx.data_pages as usize),
+        progress: util::progress_bar(cfg, plan.scan.as_ref()),
+        epochs: EpochHooks {
+            epoch_refs: plan.epoch_refs,
+            clock: asym.as_ref().map(|a| a.clock()),
+            costs: plan.dynamics.asymmetry.map(|m| (plan.ctx.facts, m)),
+            writes: 0,
+        },
+        dev0: store.device_stats(),
+    };
+    let mut r = match built {
+        Some(p) => run_pool(&mut rp, feed, store, p, hook, clock)?,
+        None => run_passthrough(&mut rp, feed, store, hook, clock)?,
+    };
+    rp.progress.finish_and_clear();
+    if let Some(c) = counting {
+        let io = c.counts();
+        r.device_read_time_us = io.read_time_us;
+        r.device_write_time_us = io.write_time_us;
+        if r.page_writes > 0 {
+            r.write_time_per_page_us = io.write_time_us / r.page_writes as f64;
+        }
+    }
+    let d = &plan.dynamics;
+    if d.is_active() {
+        r.workload = d.workload.map(|w| w.to_string());
+        r.asymmetry = d.asymmetry.map(|m| asymmetry_name(m).to_string());
+        r.epoch_refs = Some(plan.epoch_refs);
+        r.trace_writes = Some(rp.epochs.writes);
+        r.asymmetry_added_us = asym.as_ref().map(|a| a.extra_us());
+    }
+    r.verify_errors = rp.oracle.errors();
+    r.first_verify_error = rp.oracle.first_error().map(str::to_string);
+    r.scan_time_s = plan.scan.as_ref().map_or(0.0, |s| s.scan_time_s);
+    if let Some(cost) = cfg.bounds {
+        let trace = match kept_trace {
+            Some(t) => t,
+            None => collect_trace(cfg, plan)?.0,
+        };
+        let b = bounds::compute(&trace, plan.frames, cost.model(&plan.ctx.facts));
+        bounds::annotate(&mut r, &b);
+    }
+    Ok(r)
+}
+
+/// A whole trace as `(is_write, page)` pairs (offline policies, bounds).
+type Pairs = Vec<(bool, u64)>;
+
+/// The whole mapped, transformed trace: as pairs, as references, and the feed summary.
+fn collect_trace(
+    cfg: &RunConfig,
+    plan: &Plan,
+) -> Result<(Pairs, Vec<flashbuf_trace::PageRef>, FeedSummary), LabError> {
+    let (refs, summary) =
+        Feed::start_with(&cfg.trace, cfg.format, cfg.page_size as u32, &plan.feed)?
+            .collect_all()?;
+    let pairs = refs.iter().map(|r| (r.op.is_write(), r.page.0)).collect();
+    Ok((pairs, refs, summary))
+}
+
+/// The built policy (`None`: pass-through).
+type Built = Option<Box<dyn flashbuf_pool::policy::Policy>>;
+
+/// The feed of the replay, the trace if it was loaded, and the policy (built with the
+/// trace, for offline policies).
+fn policy_and_feed(
+    cfg: &RunConfig,
+    plan: &Plan,
+    policy: &PolicyPlan,
+) -> Result<(Feed, Option<Pairs>, Built), LabError> {
+    if policy.needs_trace() {
+        let (pairs, refs, summary) = collect_trace(cfg, plan)?;
+        let p = policy.build(plan.frames, &plan.ctx, Some(&pairs))?;
+        Ok((Feed::from_memory(refs, summary), Some(pairs), p))
+    } else {
+        let p = policy.build(plan.frames, &plan.ctx, None)?;
+        let feed = Feed::start_with(&cfg.trace, cfg.format, cfg.page_size as u32, &plan.feed)?;
+        Ok((feed, None, p))
+    }
+}
+
+fn run_pool(
+    rp: &mut Replay<'_>,
+    feed: Feed,
+    store: Box<dyn PageStore>,
+    policy: Box<dyn flashbuf_pool::policy::Policy>,
+    hook: &mut dyn ReplayHook,
+    clock: &Clock,
+) -> Result<RunResult, LabError> {
+    let (cfg, frames) = (rp.cfg, rp.plan.frames);
+    let pool = BufferPool::new(store, frames, policy)?;
+    let summary = pool::replay_pool(
+        &pool,
+        feed,
+        &mut rp.oracle,
+        &rp.progress,
+        cfg.paranoid,
+        &mut rp.epochs,
+    )?;
+    let ps = pool.stats();
+    let dev = pool.store().device_stats() - rp.dev0;
+    let mut r = clock.result(cfg, frames, summary.references, dev);
+    r.hits = ps.hits;
+    r.misses = ps.misses;
+    r.page_reads = ps.page_reads;
+    r.page_writes = ps.page_writes;
+    r.distinct_pages = summary.distinct_pages;
+    r.dirty_evictions = ps.dirty_evictions;
+    r.write_batches = ps.write_batches;
+    r.metadata_bytes_per_frame = pool.metadata_bytes_per_frame();
+    r.policy_report = pool
+        .policy_report()
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    // The advisor's share of the replay's wall time (FD-Buffer, timed).
+    if let Some(&ns) = r.policy_report.get("advisor_ns") {
+        if ns > 0.0 && r.wall_time_s > 0.0 {
+            r.policy_report
+                .insert("advisor_share_of_wall".into(), ns * 1e-9 / r.wall_time_s);
+        }
+    }
+    r.format = summary.format.to_string();
+    r.flush_writes = pool.flush_all()? as u64;
+    pool.store().sync()?;
+    r.store_report = pool.store().report().into_iter().collect();
+    if cfg.paranoid {
+        pool.check_invariants().map_err(LabError::Invariant)?;
+        util::verify_all(pool.store(), &mut rp.oracle, cfg.page_size)?;
+    }
+    hook.finish(pool.store(), &mut r)?;
+    Ok(r)
+}
+
+fn run_passthrough(
+    rp: &mut Replay<'_>,
+    feed: Feed,
+    store: Box<dyn PageStore>,
+    hook: &mut dyn ReplayHook,
+    clock: &Clock,
+) -> Result<RunResult, LabError> {
+    let cfg = rp.cfg;
+    let p = passthrough::replay_passthrough(
+        &store,
+        feed,
+        &mut rp.oracle,
+        &rp.progress,
+        &mut rp.epochs,
+        hook,
+    )?;
+    let dev = store.device_stats() - rp.dev0;
+    let mut r = clock.result(cfg, 0, p.summary.references, dev);
+    r.misses = p.summary.references;
+    r.page_reads = p.reads;
+    r.page_writes = p.writes;
+    r.distinct_pages = p.summary.distinct_pages;
+    r.format = p.summary.format.to_string();
+    store.sync()?;
+    r.store_report = store.report().into_iter().collect();
+    if cfg.paranoid {
+        store.check_invariants().map_err(LabError::Invariant)?;
+        util::verify_all(&store, &mut rp.oracle, cfg.page_size)?;
+    }
+    hook.finish(&store, &mut r)?;
+    Ok(r)
+}

@@ -1,0 +1,479 @@
+//! [`ClusterSet`]: dirty pages grouped in CFDC clusters (`page / cluster_size`), with the
+//! lowest Formula 1 priority always at the root of a kinetic tournament (`super::kinetic`).
+//! The readings (ties, globaltime and timestamps, draining) are in the module
+//! documentation of [`super`].
+
+use super::check_cluster_size;
+use flashbuf_core::{ConfigError, FrameId, PageId};
+use hashbrown::HashMap;
+
+pub(super) const NIL: u32 = u32::MAX;
+pub(super) const NEVER: u64 = u64::MAX;
+
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Slot {
+    pub(super) cluster: u64,
+    pub(super) head: u32,
+    pub(super) tail: u32,
+    pub(super) n: u32,
+    pub(super) sum: u64,
+    /// Cached `dividend(self)` and `n²` (the hot comparison reads only these).
+    pub(super) div: u64,
+    pub(super) n2: u64,
+    pub(super) stamp: u64,
+    pub(super) draining: bool,
+    pub(super) live: bool,
+}
+
+impl Slot {
+    #[inline]
+    fn cache(&mut self) {
+        self.div = dividend(self);
+        self.n2 = u64::from(self.n) * u64::from(self.n);
+    }
+}
+
+const EMPTY_SLOT: Slot = Slot {
+    cluster: 0,
+    head: NIL,
+    tail: NIL,
+    n: 0,
+    sum: 0,
+    div: 0,
+    n2: 0,
+    stamp: 0,
+    draining: false,
+    live: false,
+};
+
+/// A cluster as reported by [`ClusterSet::clusters_by_priority`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClusterInfo {
+    /// Cluster number (`page / cluster_size`).
+    pub cluster: u64,
+    /// Pages in the cluster (`n`).
+    pub pages: u32,
+    /// The dividend of Formula 1 (1 for a single page).
+    pub dividend: u64,
+    /// `timestamp(c)`.
+    pub timestamp: u64,
+    /// Whether the cluster is draining (priority 0).
+    pub draining: bool,
+    /// Priority numerator (0 when draining).
+    pub numerator: u64,
+    /// Priority denominator `n² · (globaltime − timestamp)` (1 when draining).
+    pub denominator: u128,
+}
+
+impl ClusterInfo {
+    /// The priority as a float (for reports).
+    pub fn priority(&self) -> f64 {
+        self.numerator as f64 / self.denominator as f64
+    }
+}
+
+/// Dirty pages grouped in CFDC clusters, with the lowest-priority cluster always at hand.
+/// See the module documentation.
+///
+/// ```
+/// use flashbuf_core::{FrameId, PageId};
+/// use flashbuf_pool::policy::clustering::ClusterSet;
+/// let mut s = ClusterSet::new(8, 64).unwrap();
+/// s.push(FrameId(0), PageId(7)); // cluster 0, timestamp 0; globaltime 1
+/// s.push(FrameId(1), PageId(5)); //                          globaltime 2
+/// s.push(FrameId(2), PageId(70)); // cluster 1, timestamp 2;  globaltime 3
+/// // cluster 0: |5 − 7| / (2² · (3 − 0)) = 1/6; cluster 1: 1 / (1 · (3 − 2)) = 1.
+/// assert_eq!(s.first_in_order(&|_| true, false), Some(FrameId(0)));
+/// ```
+#[derive(Debug, Clone)]
+pub struct ClusterSet {
+    pub(super) cluster_size: u64,
+    pub(super) pid: Vec<u64>,
+    pub(super) prev: Vec<u32>,
+    pub(super) next: Vec<u32>,
+    pub(super) slot_of: Vec<u32>,
+    pub(super) slots: Vec<Slot>,
+    pub(super) free: Vec<u32>,
+    pub(super) by_cluster: HashMap<u64, u32>,
+    pub(super) globaltime: u64,
+    pub(super) members: usize,
+    /// Leaves of the tournament (a power of two, at least the number of slots).
+    pub(super) leaves: usize,
+    /// Winner slot of each node (`NIL`: no live cluster below); node 1 is the root, the
+    /// leaf of slot `s` is `leaves + s`.
+    pub(super) win: Vec<u32>,
+    /// Earliest globaltime at which some certificate in the node's subtree fails.
+    pub(super) exp: Vec<u64>,
+    /// Scratch for the pinned slow path (capacity reserved up front).
+    pub(super) order: Vec<u32>,
+    /// Comparisons recomputed because globaltime reached their certificate.
+    pub(super) kinetic_events: u64,
+}
+
+impl ClusterSet {
+    /// Bytes of state per frame (page links plus a slot and two tree nodes per frame, and
+    /// the hash table).
+    pub const BYTES_PER_FRAME: usize = 8 + 4 + 4 + 4 + 48 + 2 * (4 + 8) + 4 + 16;
+
+    /// A set for frames `0..frames_count` with clusters of `cluster_size` page numbers.
+    pub fn new(frames_count: usize, cluster_size: u64) -> Result<Self, ConfigError> {
+        check_cluster_size(cluster_size)?;
+        let slots = frames_count.max(1);
+        let leaves = slots.next_power_of_two();
+        Ok(Self {
+            cluster_size,
+            pid: vec![0; frames_count],
+            prev: vec![NIL; frames_count],
+            next: vec![NIL; frames_count],
+            slot_of: vec![NIL; frames_count],
+            slots: vec![EMPTY_SLOT; slots],
+            free: (0..slots as u32).rev().collect(),
+            // Twice the live maximum: a full table of tombstones is rehashed in place, never grown.
+            by_cluster: HashMap::with_capacity(2 * slots),
+            globaltime: 0,
+            members: 0,
+            leaves,
+            win: vec![NIL; 2 * leaves],
+            exp: vec![NEVER; 2 * leaves],
+            order: Vec::with_capacity(slots),
+            kinetic_events: 0,
+        })
+    }
+
+    /// Pages per cluster.
+    pub fn cluster_size(&self) -> u64 {
+        self.cluster_size
+    }
+
+    /// Current globaltime.
+    pub fn globaltime(&self) -> u64 {
+        self.globaltime
+    }
+
+    /// Number of pages in the set.
+    pub fn len(&self) -> usize {
+        self.members
+    }
+
+    /// Whether the set holds no page.
+    pub fn is_empty(&self) -> bool {
+        self.members == 0
+    }
+
+    /// How many tournament comparisons were recomputed because globaltime reached the
+    /// time at which their order flips (the kinetic events: a measure of the work the
+    /// time-varying priorities cost).
+    pub fn kinetic_events(&self) -> u64 {
+        self.kinetic_events
+    }
+
+    /// Number of clusters.
+    pub fn clusters(&self) -> usize {
+        self.by_cluster.len()
+    }
+
+    /// Whether `f` is in the set.
+    #[inline]
+    pub fn contains(&self, f: FrameId) -> bool {
+        self.slot_of[f.index()] != NIL
+    }
+
+    /// Whether `f` is in a draining cluster.
+    pub fn is_draining(&self, f: FrameId) -> bool {
+        let s = self.slot_of[f.index()];
+        s != NIL && self.slots[s as usize].draining
+    }
+
+    /// Page `pid` in frame `f` (not in the set) enters it: a new cluster is stamped with
+    /// the current globaltime, then globaltime increments; the page joins its cluster's
+    /// tail.
+    pub fn push(&mut self, f: FrameId, pid: PageId) {
+        debug_assert!(!self.contains(f), "{f} already in a cluster");
+        let stamp = self.globaltime;
+        self.tick();
+        let cluster = pid.0 / self.cluster_size;
+        let s = match self.by_cluster.get(&cluster) {
+            Some(&s) => s,
+            None => {
+                let s = self
+                    .free
+                    .pop()
+                    .unwrap_or_else(|| unreachable!("more clusters than frames"));
+                self.slots[s as usize] = Slot {
+                    cluster,
+                    stamp,
+                    live: true,
+                    ..EMPTY_SLOT
+                };
+                self.by_cluster.insert(cluster, s);
+                s
+            }
+        };
+        let i = f.index();
+        self.pid[i] = pid.0;
+        self.slot_of[i] = s;
+        let slot = &mut self.slots[s as usize];
+        self.next[i] = NIL;
+        self.prev[i] = slot.tail;
+        if slot.tail != NIL {
+            slot.sum += self.pid[slot.tail as usize].abs_diff(pid.0);
+            self.next[slot.tail as usize] = i as u32;
+        } else {
+            slot.head = i as u32;
+        }
+        slot.tail = i as u32;
+        slot.n += 1;
+        slot.cache();
+        self.members += 1;
+        self.update(s);
+    }
+
+    /// Removes `f` (in the set) from its cluster; an empty cluster disappears.
+    pub fn remove(&mut self, f: FrameId) {
+        let i = f.index();
+        let s = self.slot_of[i];
+        debug_assert!(s != NIL, "{f} is in no cluster");
+        if s == NIL {
+            return;
+        }
+        let (p, n) = (self.prev[i], self.next[i]);
+        let me = self.pid[i];
+        let slot = &mut self.slots[s as usize];
+        if p != NIL {
+            slot.sum -= self.pid[p as usize].abs_diff(me);
+            self.next[p as usize] = n;
+        } else {
+            slot.head = n;
+        }
+        if n != NIL {
+            slot.sum -= self.pid[n as usize].abs_diff(me);
+            self.prev[n as usize] = p;
+        } else {
+            slot.tail = p;
+        }
+        if p != NIL && n != NIL {
+            slot.sum += self.pid[p as usize].abs_diff(self.pid[n as usize]);
+        }
+        slot.n -= 1;
+        slot.cache();
+        let empty = slot.n == 0;
+        let cluster = slot.cluster;
+        self.prev[i] = NIL;
+        self.next[i] = NIL;
+        self.slot_of[i] = NIL;
+        self.members -= 1;
+        if empty {
+            self.slots[s as usize] = EMPTY_SLOT;
+            self.by_cluster.remove(&cluster);
+            self.free.push(s);
+        }
+        self.update(s);
+    }
+
+    /// Sets the priority of `f`'s cluster to 0: it drains before any other.
+    pub fn drain_cluster_of(&mut self, f: FrameId) {
+        let s = self.slot_of[f.index()];
+        if s != NIL && !self.slots[s as usize].draining {
+            self.slots[s as usize].draining = true;
+            self.update(s);
+        }
+    }
+
+    /// The pages of `f`'s cluster in entering order (empty if `f` is not in the set).
+    pub fn cluster_members(&self, f: FrameId) -> impl Iterator<Item = (FrameId, PageId)> + '_ {
+        let s = self.slot_of[f.index()];
+        let mut cur = if s == NIL {
+            NIL
+        } else {
+            self.slots[s as usize].head
+        };
+        std::iter::from_fn(move || {
+            if cur == NIL {
+                return None;
+            }
+            let i = cur;
+            cur = self.next[i as usize];
+            Some((FrameId(i), PageId(self.pid[i as usize])))
+        })
+    }
+
+    /// The first evictable page in cluster order: clusters by `(priority, timestamp,
+    /// number)`, pages by entering order. With `only_draining`, only draining clusters
+    /// are considered. O(1) plus the cluster walk when the lowest cluster's first page is
+    /// evictable; a sort of the clusters otherwise (pinned pages only).
+    pub fn first_in_order(
+        &mut self,
+        evictable: &dyn Fn(FrameId) -> bool,
+        only_draining: bool,
+    ) -> Option<FrameId> {
+        let root = self.win[1];
+        if root == NIL {
+            return None;
+        }
+        if only_draining && !self.slots[root as usize].draining {
+            return None;
+        }
+        if let Some(f) = self.first_evictable_of(root, evictable) {
+            return Some(f);
+        }
+        let mut order = std::mem::take(&mut self.order);
+        order.clear();
+        order.extend(self.by_cluster.values().copied());
+        order.sort_unstable_by(|&a, &b| self.cmp_slots(a, b));
+        let found = order
+            .iter()
+            .take_while(|&&s| !only_draining || self.slots[s as usize].draining)
+            .find_map(|&s| self.first_evictable_of(s, evictable));
+        self.order = order;
+        found
+    }
+
+    fn first_evictable_of(&self, s: u32, evictable: &dyn Fn(FrameId) -> bool) -> Option<FrameId> {
+        let mut cur = self.slots[s as usize].head;
+        while cur != NIL {
+            if evictable(FrameId(cur)) {
+                return Some(FrameId(cur));
+            }
+            cur = self.next[cur as usize];
+        }
+        None
+    }
+
+    /// Every cluster, lowest priority first (allocates; for tests and reports).
+    pub fn clusters_by_priority(&self) -> Vec<ClusterInfo> {
+        let mut v: Vec<u32> = self.by_cluster.values().copied().collect();
+        v.sort_unstable_by(|&a, &b| self.cmp_slots(a, b));
+        v.into_iter().map(|s| self.info(s)).collect()
+    }
+
+    fn info(&self, s: u32) -> ClusterInfo {
+        let c = &self.slots[s as usize];
+        let dividend = dividend(c);
+        let (numerator, denominator) = if c.draining {
+            (0, 1)
+        } else {
+            (
+                dividend,
+                u128::from(c.n) * u128::from(c.n) * u128::from(self.globaltime - c.stamp),
+            )
+        };
+        ClusterInfo {
+            cluster: c.cluster,
+            pages: c.n,
+            dividend,
+            timestamp: c.stamp,
+            draining: c.draining,
+            numerator,
+            denominator,
+        }
+    }
+
+    /// Checks members, dividends, the hash table and the tournament against a recompute
+    /// from scratch; `Err` names the first problem.
+    pub fn check(&self) -> Result<(), String> {
+        let mut members = 0usize;
+        for (&cluster, &s) in &self.by_cluster {
+            let c = &self.slots[s as usize];
+            if !c.live || c.cluster != cluster {
+                return Err(format!(
+                    "clusters: slot {s} does not hold cluster {cluster}"
+                ));
+            }
+            let (mut n, mut sum, mut prev, mut cur) = (0u32, 0u64, NIL, c.head);
+            while cur != NIL {
+                let i = cur as usize;
+                if self.slot_of[i] != s || self.prev[i] != prev {
+                    return Err(format!(
+                        "clusters: frame {cur} badly linked in cluster {cluster}"
+                    ));
+                }
+                if self.pid[i] / self.cluster_size != cluster {
+                    return Err(format!(
+                        "clusters: page {} in cluster {cluster}",
+                        self.pid[i]
+                    ));
+                }
+                if prev != NIL {
+                    sum += self.pid[prev as usize].abs_diff(self.pid[i]);
+                }
+                n += 1;
+                if n > c.n {
+                    return Err(format!("clusters: cluster {cluster} longer than {}", c.n));
+                }
+                prev = cur;
+                cur = self.next[i];
+            }
+            if n != c.n
+                || n == 0
+                || prev != c.tail
+                || sum != c.sum
+                || c.div != dividend(c)
+                || c.n2 != u64::from(n) * u64::from(n)
+            {
+                return Err(format!(
+                    "clusters: cluster {cluster} has n={n} sum={sum}, records n={} sum={}",
+                    c.n, c.sum
+                ));
+            }
+            if c.stamp >= self.globaltime {
+                return Err(format!("clusters: cluster {cluster} stamped in the future"));
+            }
+            members += n as usize;
+        }
+        let linked = self.slot_of.iter().filter(|&&s| s != NIL).count();
+        if members != self.members || linked != members {
+            return Err(format!(
+                "clusters: {members} linked, {linked} frames claim a cluster, count {}",
+                self.members
+            ));
+        }
+        let live = self.slots.iter().filter(|c| c.live).count();
+        if live != self.by_cluster.len() || live + self.free.len() != self.slots.len() {
+            return Err("clusters: slot accounting broken".into());
+        }
+        // The tournament: every node's winner and certificate, from scratch.
+        for node in (1..self.leaves).rev() {
+            let (a, b) = (self.win[2 * node], self.win[2 * node + 1]);
+            let w = match (a, b) {
+                (NIL, x) | (x, NIL) => x,
+                _ if self.less(a, b) => a,
+                _ => b,
+            };
+            if self.win[node] != w {
+                return Err(format!(
+                    "clusters: tournament node {node} has a stale winner"
+                ));
+            }
+            if self.exp[node] <= self.globaltime {
+                return Err(format!(
+                    "clusters: tournament node {node} has an expired certificate"
+                ));
+            }
+        }
+        for s in 0..self.slots.len() {
+            let want = if self.slots[s].live { s as u32 } else { NIL };
+            if self.win[self.leaves + s] != want {
+                return Err(format!("clusters: leaf of slot {s} is stale"));
+            }
+        }
+        let best = self
+            .by_cluster
+            .values()
+            .copied()
+            .min_by(|&a, &b| self.cmp_slots(a, b));
+        if best.unwrap_or(NIL) != self.win[1] {
+            return Err("clusters: the tournament's root is not the minimum".into());
+        }
+        Ok(())
+    }
+}
+
+/// Formula 1's dividend: the sum of distances, or 1 for a single page.
+#[inline]
+pub(super) fn dividend(c: &Slot) -> u64 {
+    if c.n <= 1 {
+        1
+    } else {
+        c.sum
+    }
+}

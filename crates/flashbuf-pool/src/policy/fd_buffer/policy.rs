@@ -1,0 +1,439 @@
+//! FD-Buffer's buffer manager (§4.2, Algorithms 1 and 2) as a [`Policy`]: the clean pool
+//! `C`, the dirty pool `D`, the victim choice for the incoming access, the dirty pool's
+//! write clustering (§4.5). How the algorithms map onto the pool contract is in the
+//! module documentation of [`super`].
+
+use super::cluster::Clusters;
+use super::cost::Curves;
+use super::two_stack::TwoStack;
+use super::window::WindowStats;
+use super::{
+    initial_m_c, update_r, AdvisorStats, Asymmetry, ClusterVictim, Clustering, FdBufferOptions,
+    LruOrder, MissRates, PoolOrder, RateEstimator, WindowRecord,
+};
+use crate::policy::{Access, IoKind, Policy, PolicyReport, Victim};
+use flashbuf_core::{ConfigError, DeviceFacts, FrameId, PageId};
+
+/// Pool tag of a frame.
+const FREE: u8 = 0;
+const CLEAN: u8 = 1;
+const DIRTY: u8 = 2;
+
+/// FD-Buffer (§4) as a [`Policy`]: a clean pool run by `C` and a dirty pool run by `D`
+/// (both [`LruOrder`] by default), sized by the policy advisor.
+///
+/// ```
+/// use flashbuf_core::{FrameId, PageId};
+/// use flashbuf_pool::policy::fd_buffer::{FdBuffer, FdBufferOptions};
+/// use flashbuf_pool::policy::{Access, Policy, Victim};
+///
+/// let mut p = FdBuffer::new(4, FdBufferOptions::default().fixed_r(100.0).window_refs(8)).unwrap();
+/// p.on_insert(FrameId(0), PageId(1), Access::Write); // dirty pool
+/// for f in 1..4 {
+///     p.on_insert(FrameId(f), PageId(10 + f as u64), Access::Read); // clean pool
+/// }
+/// // |C| = 3 > M_c = 2: a read miss still takes the clean pool's LRU page.
+/// p.prepare_miss(Access::Read);
+/// assert_eq!(p.choose_victim(&|_| true), Some(Victim::Evict(FrameId(1))));
+/// assert_eq!(p.m_c(), 2);
+/// p.check_invariants().unwrap();
+/// ```
+pub struct FdBuffer<C: PoolOrder = LruOrder, D: PoolOrder = LruOrder> {
+    pub(super) m: usize,
+    pub(super) opts: FdBufferOptions,
+    pub(super) clean: C,
+    pub(super) dirty: D,
+    pub(super) tag: Vec<u8>,
+    pub(super) page: Vec<u64>,
+    pub(super) dirty_bit: Vec<bool>,
+    pub(super) m_c: usize,
+    pub(super) est: TwoStack,
+    pub(super) shadow: Option<TwoStack>,
+    pub(super) win: WindowStats,
+    pub(super) rate: Option<RateEstimator>,
+    pub(super) last_comp_ns: f64,
+    pub(super) last_est: MissRates,
+    pub(super) curves: Curves,
+    pub(super) clusters: Option<Clusters>,
+    pub(super) batch: Vec<FrameId>,
+    /// The access of the miss being served (`prepare_miss`), until the next reference.
+    pub(super) next_access: Option<Access>,
+    /// `R` when it is fixed (options, then cost updates); unused with online `R`.
+    pub(super) fixed_r: f64,
+    /// Window records (with `track_accuracy`).
+    pub(super) records: Vec<WindowRecord>,
+    pub(super) stats: AdvisorStats,
+}
+
+impl FdBuffer<LruOrder, LruOrder> {
+    /// FD-Buffer with LRU in both pools (the paper's setting).
+    pub fn new(frames_count: usize, opts: FdBufferOptions) -> Result<Self, ConfigError> {
+        Self::with_orders(
+            frames_count,
+            opts,
+            LruOrder::new(frames_count),
+            LruOrder::new(frames_count),
+        )
+    }
+}
+
+impl FdBuffer<Box<dyn PoolOrder>, Box<dyn PoolOrder>> {
+    /// FD-Buffer with the inner policy named in `opts.inner` for both pools.
+    pub fn from_options(frames_count: usize, opts: FdBufferOptions) -> Result<Self, ConfigError> {
+        let k = opts.inner;
+        Self::with_orders(
+            frames_count,
+            opts,
+            k.build(frames_count),
+            k.build(frames_count),
+        )
+    }
+}
+
+impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
+    /// FD-Buffer with the given (empty) orderings for the clean and the dirty pool.
+    pub fn with_orders(
+        frames_count: usize,
+        opts: FdBufferOptions,
+        clean: C,
+        dirty: D,
+    ) -> Result<Self, ConfigError> {
+        opts.validate(frames_count)?;
+        if !clean.is_empty() || !dirty.is_empty() {
+            return Err(ConfigError::invalid(
+                "fd-buffer",
+                "pool orderings must start empty",
+            ));
+        }
+        let m = frames_count;
+        let m_c = initial_m_c(m, opts.initial_clean_ratio);
+        let (rate, fixed_r) = match opts.asymmetry {
+            Asymmetry::Online { m, initial } => (Some(RateEstimator::new(m, initial)), initial),
+            Asymmetry::Fixed(r) => (None, r),
+        };
+        let clusters = opts
+            .clustering
+            .cluster_pages()
+            .map(|n| Clusters::new(frames_count, n));
+        Ok(Self {
+            m,
+            est: TwoStack::new(m, opts.group_size, opts.present_conditions),
+            shadow: opts
+                .track_accuracy
+                .then(|| TwoStack::new(m, opts.group_size, false)),
+            opts,
+            clean,
+            dirty,
+            tag: vec![FREE; m],
+            page: vec![0; m],
+            dirty_bit: vec![false; m],
+            m_c,
+            win: WindowStats::default(),
+            rate,
+            last_comp_ns: 0.0,
+            last_est: MissRates::default(),
+            curves: Curves::default(),
+            clusters,
+            batch: Vec::new(),
+            next_access: None,
+            fixed_r,
+            records: Vec::new(),
+            stats: AdvisorStats::default(),
+        })
+    }
+
+    /// Current target size of the clean pool, `M_c`.
+    pub fn m_c(&self) -> usize {
+        self.m_c
+    }
+
+    /// Pages in the clean and the dirty pool.
+    pub fn pool_sizes(&self) -> (usize, usize) {
+        (self.clean.len(), self.dirty.len())
+    }
+
+    /// The `R` in force: measured online, or the fixed one (last cost update, else the
+    /// options').
+    pub fn r(&self) -> f64 {
+        match &self.rate {
+            Some(e) => e.r(),
+            None => self.fixed_r,
+        }
+    }
+
+    /// The estimates at the current `M_c` from the last closed window.
+    pub fn last_estimates(&self) -> MissRates {
+        self.last_est
+    }
+
+    /// The options.
+    pub fn options(&self) -> &FdBufferOptions {
+        &self.opts
+    }
+
+    #[inline]
+    fn join_dirty(&mut self, f: FrameId) {
+        self.tag[f.index()] = DIRTY;
+        self.dirty_bit[f.index()] = true;
+        self.dirty.add(f);
+        if let Some(c) = self.clusters.as_mut() {
+            c.enter(f, self.page[f.index()]);
+        }
+    }
+
+    /// The dirty pool's victim; `Pick::Batch` leaves the write-back set in `self.batch`.
+    fn dirty_victim(&mut self, evictable: &dyn Fn(FrameId) -> bool) -> Option<Pick> {
+        let Some(cl) = self.clusters.as_mut() else {
+            return self.dirty.victim(evictable).map(Pick::Evict);
+        };
+        let v = match self.opts.cluster_victim {
+            ClusterVictim::Priority => cl.victim(evictable)?,
+            ClusterVictim::OrderVictim => match cl.draining_victim(evictable) {
+                Some(v) => v,
+                None => {
+                    let v = self.dirty.victim(evictable)?;
+                    cl.start_draining(v);
+                    v
+                }
+            },
+        };
+        if !matches!(self.opts.clustering, Clustering::Batch { .. }) {
+            return Some(Pick::Evict(v));
+        }
+        let dirty_bit = &self.dirty_bit;
+        cl.cluster_members_sorted(
+            v,
+            &|f| dirty_bit[f.index()] && (f == v || evictable(f)),
+            &mut self.batch,
+        );
+        if self.batch.is_empty() || (self.batch.len() == 1 && self.batch[0] == v) {
+            return Some(Pick::Evict(v));
+        }
+        Some(Pick::Batch(v))
+    }
+}
+
+/// A victim before it is turned into a [`Victim`] borrowing the batch.
+#[derive(Clone, Copy)]
+enum Pick {
+    Evict(FrameId),
+    Batch(FrameId),
+}
+
+impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
+    fn name(&self) -> &'static str {
+        "fd-buffer"
+    }
+
+    fn frames_count(&self) -> usize {
+        self.m
+    }
+
+    fn on_insert(&mut self, frame: FrameId, pid: PageId, access: Access) {
+        self.next_access = None;
+        let i = frame.index();
+        debug_assert_eq!(self.tag[i], FREE, "{frame} inserted twice");
+        self.page[i] = pid.0;
+        self.win.reads_io += 1;
+        if access.is_write() {
+            self.join_dirty(frame);
+        } else {
+            self.tag[i] = CLEAN;
+            self.dirty_bit[i] = false;
+            self.clean.add(frame);
+        }
+        self.reference(pid.0, access.is_write());
+    }
+
+    fn on_hit(&mut self, frame: FrameId, access: Access) {
+        self.next_access = None;
+        let i = frame.index();
+        let write = access.is_write();
+        match self.tag[i] {
+            CLEAN => {
+                self.win.c_hits += 1;
+                if write {
+                    self.clean.remove(frame);
+                    self.join_dirty(frame);
+                } else {
+                    self.clean.update(frame);
+                }
+            }
+            DIRTY => {
+                self.win.d_hits += 1;
+                if write {
+                    self.win.d_write_hits += 1;
+                    self.dirty_bit[i] = true;
+                }
+                self.dirty.update(frame);
+            }
+            _ => debug_assert!(false, "hit on free {frame}"),
+        }
+        self.reference(self.page[i], write);
+    }
+
+    fn on_clean(&mut self, frame: FrameId) {
+        self.dirty_bit[frame.index()] = false;
+    }
+
+    fn on_remove(&mut self, frame: FrameId) {
+        let i = frame.index();
+        match self.tag[i] {
+            CLEAN => self.clean.remove(frame),
+            DIRTY => {
+                self.dirty.remove(frame);
+                if let Some(c) = self.clusters.as_mut() {
+                    c.leave(frame);
+                }
+            }
+            _ => debug_assert!(false, "removing free {frame}"),
+        }
+        self.tag[i] = FREE;
+        self.dirty_bit[i] = false;
+    }
+
+    fn choose_victim(&mut self, evictable: &dyn Fn(FrameId) -> bool) -> Option<Victim<'_>> {
+        let incoming = self.next_access;
+        if incoming.is_none() {
+            self.stats.unhinted_misses += 1;
+        }
+        let (c_len, d_len) = (self.clean.len(), self.dirty.len());
+        let from_dirty = if incoming == Some(Access::Write) {
+            // FindVictimForDirty: from C iff |C| > M_c.
+            c_len <= self.m_c
+        } else {
+            // FindVictimForClean: from D iff |D| > M_d.
+            d_len > self.m - self.m_c
+        };
+        let pick = if from_dirty {
+            match self.dirty_victim(evictable) {
+                Some(v) => v,
+                None => Pick::Evict(self.clean.victim(evictable)?),
+            }
+        } else {
+            match self.clean.victim(evictable) {
+                Some(f) => Pick::Evict(f),
+                None => self.dirty_victim(evictable)?,
+            }
+        };
+        Some(match pick {
+            Pick::Evict(f) => {
+                self.win.writes_io += u64::from(self.dirty_bit[f.index()]);
+                Victim::Evict(f)
+            }
+            Pick::Batch(f) => {
+                self.win.writes_io += self.batch.len() as u64;
+                Victim::Batch {
+                    evict: f,
+                    write_back: &self.batch,
+                }
+            }
+        })
+    }
+
+    fn bytes_per_frame(&self) -> usize {
+        // Orders, tag, page, dirty bit; two stacks (5 words + map entry per slot) and
+        // four counter arrays; clusters if on.
+        self.clean.bytes_per_frame()
+            + self.dirty.bytes_per_frame()
+            + 1
+            + 8
+            + 1
+            + 2 * (8 + 4 * 4 + 16) * if self.shadow.is_some() { 2 } else { 1 }
+            + 4 * 8
+            + if self.clusters.is_some() { 24 } else { 0 }
+    }
+
+    fn prepare_miss(&mut self, access: Access) {
+        self.next_access = Some(access);
+    }
+
+    fn wants_io_observations(&self) -> bool {
+        self.rate.is_some()
+    }
+
+    /// A fixed `R` becomes `write_us / read_us`; online `R` ignores the update, and so
+    /// does a fixed one when the update gives no finite `R` (reads costing nothing).
+    fn update_costs(&mut self, costs: &DeviceFacts) {
+        if self.rate.is_none() {
+            if let Some(r) = update_r(costs) {
+                self.fixed_r = r;
+            }
+        }
+    }
+
+    fn observe_io(&mut self, kind: IoKind, latency_us: f64) {
+        self.win.observed_us += latency_us;
+        if let Some(e) = self.rate.as_mut() {
+            match kind {
+                IoKind::Read => e.observe_read(latency_us),
+                IoKind::Write => e.observe_write(latency_us),
+            }
+        }
+    }
+
+    fn check_invariants(&self) -> Result<(), String> {
+        self.clean.check()?;
+        self.dirty.check()?;
+        let mut n = [0usize; 3];
+        for (i, &t) in self.tag.iter().enumerate() {
+            if t > DIRTY {
+                return Err(format!("frame {i}: bad tag {t}"));
+            }
+            n[t as usize] += 1;
+            if t == CLEAN && self.dirty_bit[i] {
+                return Err(format!("frame {i}: dirty page in the clean pool"));
+            }
+            if t == FREE && self.dirty_bit[i] {
+                return Err(format!("frame {i}: free but dirty"));
+            }
+            let clustered = self
+                .clusters
+                .as_ref()
+                .map(|c| c.contains(FrameId(i as u32)));
+            if clustered.is_some_and(|c| c != (t == DIRTY)) {
+                return Err(format!("frame {i}: cluster membership disagrees with pool"));
+            }
+        }
+        if n[CLEAN as usize] != self.clean.len() || n[DIRTY as usize] != self.dirty.len() {
+            return Err(format!(
+                "tags say {} clean / {} dirty, pools hold {} / {}",
+                n[1],
+                n[2],
+                self.clean.len(),
+                self.dirty.len()
+            ));
+        }
+        for f in self.clean.members_victim_first() {
+            if self.tag[f.index()] != CLEAN {
+                return Err(format!(
+                    "{f} in the clean ordering but tagged {}",
+                    self.tag[f.index()]
+                ));
+            }
+        }
+        for f in self.dirty.members_victim_first() {
+            if self.tag[f.index()] != DIRTY {
+                return Err(format!(
+                    "{f} in the dirty ordering but tagged {}",
+                    self.tag[f.index()]
+                ));
+            }
+        }
+        if self.m >= 2 && !(1..self.m).contains(&self.m_c) {
+            return Err(format!("M_c = {} outside 1..{}", self.m_c, self.m));
+        }
+        self.est.check()?;
+        if let Some(s) = &self.shadow {
+            s.check()?;
+        }
+        if let Some(c) = &self.clusters {
+            c.check(&|f| self.tag[f.index()] == DIRTY)?;
+        }
+        Ok(())
+    }
+
+    fn report(&self) -> PolicyReport {
+        self.make_report()
+    }
+}

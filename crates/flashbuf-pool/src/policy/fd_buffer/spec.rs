@@ -1,0 +1,265 @@
+//! FD-Buffer's entry in the policy table (`crate::policy::registry::POLICIES`): its
+//! options by name, parsed into [`FdBufferSpec`], built into an [`FdBuffer`] (or the naive
+//! reference) with the run's context.
+//!
+//! FD-Buffer clusters in its own dirty pool (§4.5), so it is not wrapped in the generic
+//! `Clustered` decorator: it takes `clustering=off|drain|batch` and `cluster` like the
+//! others but `victim` instead of `choice`.
+
+use super::naive::NaiveFdBuffer;
+use super::{ClusterVictim, Clustering, FdBuffer, FdBufferOptions, OrderKind};
+use crate::policy::registry::{PolicyContext, PolicyFactory};
+use crate::policy::Policy;
+use flashbuf_core::config::{OptKind, OptionSpec, Options};
+use flashbuf_core::ConfigError;
+use std::sync::Arc;
+
+const MAX: u64 = u64::MAX;
+
+/// FD-Buffer's options.
+pub const OPTIONS: &[OptionSpec] = &[
+    OptionSpec {
+        key: "window",
+        kind: OptKind::UInt { min: 1, max: MAX },
+        default: Some("5000"),
+        help: "references per workload-estimation window (§4.4)",
+    },
+    OptionSpec {
+        key: "q",
+        kind: OptKind::Float { min: 0.0, max: 1e6 },
+        default: None,
+        help: "instead of window: windows sized so that the advisor's time stays below q \
+               of the window's I/O cost, 500 to 200,000 references (> 0)",
+    },
+    OptionSpec {
+        key: "group",
+        kind: OptKind::UInt { min: 1, max: MAX },
+        default: Some("64"),
+        help: "group size of the Two-Stack (1 = exact stacks)",
+    },
+    OptionSpec {
+        key: "r",
+        kind: OptKind::FloatOr {
+            min: 0.0,
+            max: 1e12,
+            words: &["online"],
+        },
+        default: None,
+        help: "asymmetry R: a fixed number, or online (moving averages of the measured \
+               latencies); default fixed, the device's write_us / read_us",
+    },
+    OptionSpec {
+        key: "m",
+        kind: OptKind::UInt { min: 1, max: MAX },
+        default: Some("32768"),
+        help: "with r=online: observations of each kind in the moving averages",
+    },
+    OptionSpec {
+        key: "pr",
+        kind: OptKind::Bool,
+        default: Some("true"),
+        help: "present conditions in the Two-Stack",
+    },
+    OptionSpec {
+        key: "inner",
+        kind: OptKind::Choice(&["lru", "fifo"]),
+        default: Some("lru"),
+        help: "inner policy of both pools",
+    },
+    OptionSpec {
+        key: "clustering",
+        kind: OptKind::Choice(&["off", "drain", "batch", "none"]),
+        default: Some("off"),
+        help: "write clustering in the dirty pool (§4.5; none = off)",
+    },
+    OptionSpec {
+        key: "cluster",
+        kind: OptKind::UInt { min: 1, max: MAX },
+        default: None,
+        help: "pages per cluster (default: the device's erase block / page size, else 64)",
+    },
+    OptionSpec {
+        key: "victim",
+        kind: OptKind::Choice(&["priority", "order"]),
+        default: Some("priority"),
+        help: "new victim cluster: CFDC's priority (the paper's) or the dirty pool's LRU \
+               page's cluster",
+    },
+    OptionSpec {
+        key: "init",
+        kind: OptKind::Float { min: 0.0, max: 1.0 },
+        default: Some("0.5"),
+        help: "the clean pool's target M_c / M before the first advisor run",
+    },
+    OptionSpec {
+        key: "track",
+        kind: OptKind::Bool,
+        default: Some("false"),
+        help: "keep per-window estimated vs measured miss rates (Table 5; err_* figures)",
+    },
+    OptionSpec {
+        key: "timed",
+        kind: OptKind::Bool,
+        default: None,
+        help: "time the advisor with the wall clock (advisor_ns); default true with fixed \
+               windows, false with q (whose windows would depend on the machine)",
+    },
+];
+
+/// How windows close.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum WindowSpec {
+    /// Every `n` references.
+    Refs(u64),
+    /// By the overhead bound `q` (§4.4), between 500 and 200,000 references.
+    Overhead(f64),
+}
+
+/// Where `R` comes from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RSpec {
+    /// Fixed: the number given, or (`None`) the device's `write_us / read_us`.
+    Fixed(Option<f64>),
+    /// Online over `m` observations of each kind, starting from the device's `R`.
+    Online {
+        /// Observations per moving average.
+        m: usize,
+    },
+}
+
+/// FD-Buffer's typed options; what depends on the device (`R`, the cluster size) is
+/// resolved in [`FdBufferSpec::options`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FdBufferSpec {
+    /// Window rule.
+    pub window: WindowSpec,
+    /// Two-Stack group size.
+    pub group: usize,
+    /// `R`.
+    pub r: RSpec,
+    /// Present conditions.
+    pub present_conditions: bool,
+    /// Inner policy of both pools.
+    pub inner: OrderKind,
+    /// `None`: off; else drain (`false`) or batch (`true`) with an optional cluster size.
+    pub clustering: Option<(bool, Option<u64>)>,
+    /// Victim cluster rule.
+    pub victim: ClusterVictim,
+    /// Initial `M_c / M`.
+    pub init: f64,
+    /// Table 5 records.
+    pub track: bool,
+    /// Wall-clock timing of the advisor.
+    pub timed: bool,
+}
+
+/// Parses FD-Buffer's options; contradictions (`window` with `q`, `m` without
+/// `r=online`, `cluster`/`victim` without clustering) are refused here.
+pub fn parse(o: &Options) -> Result<Box<dyn PolicyFactory>, ConfigError> {
+    FdBufferSpec::parse(o).map(|s| Box::new(s) as Box<dyn PolicyFactory>)
+}
+
+impl FdBufferSpec {
+    /// Reads validated options.
+    pub fn parse(o: &Options) -> Result<Self, ConfigError> {
+        let window = match o.f64("q") {
+            Some(_) if o.given("window") => {
+                return Err(o.invalid("give either window or q, not both"))
+            }
+            Some(q) if q <= 0.0 => return Err(o.invalid(format!("q={q} must be positive"))),
+            Some(q) => WindowSpec::Overhead(q),
+            None => WindowSpec::Refs(o.u64("window").unwrap_or(5_000)),
+        };
+        let r = match o.word("r") {
+            Some(_) => RSpec::Online {
+                m: o.usize("m").unwrap_or(32_768),
+            },
+            None if o.given("m") => return Err(o.invalid("m needs r=online")),
+            None => RSpec::Fixed(o.f64("r")),
+        };
+        let clustering = match o.word("clustering") {
+            Some("drain") => Some(false),
+            Some("batch") => Some(true),
+            _ => None,
+        };
+        if clustering.is_none() && (o.given("cluster") || o.given("victim")) {
+            return Err(o.invalid("cluster/victim need clustering=drain or clustering=batch"));
+        }
+        Ok(Self {
+            window,
+            group: o.usize("group").unwrap_or(64),
+            r,
+            present_conditions: o.bool("pr").unwrap_or(true),
+            inner: match o.word("inner") {
+                Some("fifo") => OrderKind::Fifo,
+                _ => OrderKind::Lru,
+            },
+            clustering: clustering.map(|batch| (batch, o.u64("cluster"))),
+            victim: match o.word("victim") {
+                Some("order") => ClusterVictim::OrderVictim,
+                _ => ClusterVictim::Priority,
+            },
+            init: o.f64("init").unwrap_or(0.5),
+            track: o.bool("track").unwrap_or(false),
+            timed: o
+                .bool("timed")
+                .unwrap_or(matches!(window, WindowSpec::Refs(_))),
+        })
+    }
+
+    /// The options for `ctx`, without the advisor's clock.
+    pub fn options(&self, ctx: &PolicyContext<'_>) -> FdBufferOptions {
+        let facts_r = ctx.facts.r();
+        let mut o = FdBufferOptions::default()
+            .group_size(self.group)
+            .present_conditions(self.present_conditions)
+            .track_accuracy(self.track)
+            .initial_clean_ratio(self.init)
+            .read_cost_us(ctx.facts.read_us)
+            .inner(self.inner)
+            .cluster_victim(self.victim);
+        o = match self.window {
+            WindowSpec::Refs(n) => o.window_refs(n),
+            WindowSpec::Overhead(q) => o.overhead_bound(q, 500, 200_000),
+        };
+        o = match self.r {
+            RSpec::Fixed(r) => o.fixed_r(r.unwrap_or(facts_r)),
+            RSpec::Online { m } => o.online_r(m, facts_r),
+        };
+        o.clustering(match self.clustering {
+            None => Clustering::Off,
+            Some((batch, pages)) => {
+                let cluster_pages = pages.unwrap_or_else(|| ctx.facts.cluster_pages(ctx.page_size));
+                if batch {
+                    Clustering::Batch { cluster_pages }
+                } else {
+                    Clustering::Drain { cluster_pages }
+                }
+            }
+        })
+    }
+}
+
+impl PolicyFactory for FdBufferSpec {
+    fn build(&self, ctx: &PolicyContext<'_>) -> Result<Box<dyn Policy>, ConfigError> {
+        let mut o = self.options(ctx);
+        if self.timed {
+            let t0 = std::time::Instant::now();
+            o = o.clock(Arc::new(move || t0.elapsed().as_nanos() as u64));
+        }
+        Ok(match o.inner {
+            OrderKind::Lru => Box::new(FdBuffer::new(ctx.frames, o)?),
+            _ => Box::new(FdBuffer::from_options(ctx.frames, o)?),
+        })
+    }
+
+    /// The naive reference models fixed windows, a fixed `R` and LRU pools.
+    fn build_reference(
+        &self,
+        ctx: &PolicyContext<'_>,
+    ) -> Option<Result<Box<dyn Policy>, ConfigError>> {
+        let o = self.options(ctx);
+        NaiveFdBuffer::models(&o)
+            .then(|| NaiveFdBuffer::new(ctx.frames, &o).map(|p| Box::new(p) as Box<dyn Policy>))
+    }
+}

@@ -1,0 +1,117 @@
+//! FD-Buffer's windows and the policy advisor (§4.4): every reference feeds the
+//! Two-Stack estimators and the window counters; when a window closes, the advisor picks
+//! the `M_c` minimising Eq. (3) for the next window and, with `track_accuracy`, leaves a
+//! [`WindowRecord`].
+
+use super::cost::Curves;
+use super::{FdBuffer, MissRates, PoolOrder, Window, WindowRecord};
+
+/// Counters of the current window.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct WindowStats {
+    pub(super) refs: u64,
+    pub(super) writes: u64,
+    pub(super) c_hits: u64,
+    pub(super) d_hits: u64,
+    pub(super) d_write_hits: u64,
+    pub(super) reads_io: u64,
+    pub(super) writes_io: u64,
+    pub(super) observed_us: f64,
+}
+
+impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
+    #[inline]
+    pub(super) fn reference(&mut self, pid: u64, write: bool) {
+        self.est.access(pid, write);
+        if let Some(s) = self.shadow.as_mut() {
+            s.access(pid, write);
+        }
+        self.win.refs += 1;
+        self.win.writes += u64::from(write);
+        let close = match self.opts.window {
+            Window::Refs(n) => self.win.refs >= n,
+            Window::CostBound {
+                q,
+                min_refs,
+                max_refs,
+            } => {
+                self.win.refs >= max_refs
+                    || (self.win.refs >= min_refs
+                        && self.window_io_cost_us() * 1000.0 >= self.last_comp_ns / q)
+            }
+        };
+        if close {
+            self.close_window();
+        }
+    }
+
+    fn window_io_cost_us(&self) -> f64 {
+        if self.opts_observes_io() {
+            self.win.observed_us
+        } else {
+            let c = self.opts.read_cost_us;
+            self.win.reads_io as f64 * c + self.win.writes_io as f64 * c * self.r()
+        }
+    }
+
+    fn opts_observes_io(&self) -> bool {
+        self.rate.is_some()
+    }
+
+    /// The policy advisor (§4.4): runs at the end of each window.
+    fn close_window(&mut self) {
+        let t0 = self.opts.clock.as_ref().map(|c| c());
+        let r = self.r();
+        self.curves.fill(self.est.counters());
+        let (next, _cost) = self.curves.best_m_c(r);
+        let estimated = self.curves.rates(self.m_c);
+        let mut work = 5 * self.m as u64;
+        let estimated_without_pr = self.shadow.as_ref().map(|s| {
+            work += 4 * self.m as u64;
+            Curves::new(s.counters()).rates(self.m_c)
+        });
+        if self.opts.track_accuracy {
+            let w = self.win;
+            let frac = |miss: u64, total: u64| {
+                if total == 0 {
+                    0.0
+                } else {
+                    miss as f64 / total as f64
+                }
+            };
+            let measured = MissRates {
+                p_c: frac(w.refs - w.c_hits, w.refs),
+                p_d: frac(w.refs - w.d_hits, w.refs),
+                p_d_w: frac(w.writes - w.d_write_hits, w.writes),
+            };
+            self.records.push(WindowRecord {
+                index: self.stats.windows,
+                refs: w.refs,
+                writes: w.writes,
+                m_c: self.m_c,
+                next_m_c: next,
+                r,
+                estimated,
+                estimated_without_pr,
+                measured,
+            });
+        }
+        self.last_est = estimated;
+        self.m_c = next;
+        self.est.clear_counters();
+        if let Some(s) = self.shadow.as_mut() {
+            s.clear_counters();
+        }
+        self.win = WindowStats::default();
+        self.stats.windows += 1;
+        self.stats.advisor_work += work;
+        self.last_comp_ns = match (t0, self.opts.clock.as_ref()) {
+            (Some(t0), Some(c)) => {
+                let dt = c().saturating_sub(t0);
+                self.stats.advisor_ns += dt;
+                dt as f64
+            }
+            _ => work as f64,
+        };
+    }
+}

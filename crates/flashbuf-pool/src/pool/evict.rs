@@ -1,0 +1,225 @@
+//! Eviction: a free frame or the policy's victim (and the batch members it names, for
+//! write clustering), and the write-back of the victim's old page with its batch in one
+//! store call.
+
+use super::{BufferPool, Inner, Taken};
+use crate::frame::{DIRTY, VALID};
+use crate::policy::{IoKind, Victim};
+use crate::PoolError;
+use flashbuf_core::page::{self, HEADER_BYTES};
+use flashbuf_core::{DirtyRanges, FrameId, PageId};
+use flashbuf_store::{PageStore, PageWrite};
+use parking_lot::MutexGuard;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+
+impl<S: PageStore> BufferPool<S> {
+    /// Under the pool lock: a free frame, or the policy's victim (removed from the table
+    /// and the policy). The frame comes back latched exclusively. Batch members chosen by
+    /// the policy are left in `g.batch`, each pinned and latched exclusively.
+    pub(super) fn take_frame(&self, g: &mut MutexGuard<'_, Inner>) -> Result<Taken, PoolError> {
+        g.batch.clear();
+        // A frame whose load failed may still carry the pin of a thread about to retry;
+        // take a free frame nobody pins.
+        if let Some(i) = g
+            .free
+            .iter()
+            .rposition(|f| self.frames[f.index()].pins.load(Acquire) == 0)
+        {
+            let f = g.free.swap_remove(i);
+            if self.frames[f.index()].try_lock_exclusive() {
+                return Ok(Taken {
+                    frame: f,
+                    old_dirty: None,
+                });
+            }
+            g.free.push(f);
+        }
+        let frames = &self.frames;
+        let evictable = |f: FrameId| {
+            let fr = &frames[f.index()];
+            fr.pins.load(Acquire) == 0 && fr.flags.load(Relaxed) & VALID != 0
+        };
+        let inner = &mut **g;
+        let policy_name = inner.policy.name();
+        let victim = match inner.policy.choose_victim(&evictable) {
+            Some(v) => v,
+            None => {
+                return Err(PoolError::AllPinned {
+                    frames_count: self.frames.len(),
+                })
+            }
+        };
+        let v = victim.evicted();
+        if let Victim::Batch { write_back, .. } = victim {
+            inner.batch.extend_from_slice(write_back);
+        }
+        if v.index() >= self.frames.len() || !evictable(v) {
+            return Err(PoolError::Policy {
+                policy: policy_name,
+                detail: format!("chose {v}, which is pinned, free or unknown"),
+            });
+        }
+        let fr = &self.frames[v.index()];
+        if !fr.try_lock_exclusive() {
+            return Err(PoolError::Policy {
+                policy: policy_name,
+                detail: format!("chose {v}, whose latch is held"),
+            });
+        }
+        let old = PageId(fr.page_id.load(Relaxed));
+        let dirty = fr.flags.load(Relaxed) & DIRTY != 0;
+        self.table_remove(inner, old, v);
+        inner.policy.on_remove(v);
+        inner.stats.evictions += 1;
+        if dirty {
+            inner.stats.dirty_evictions += 1;
+            inner.evicting.push(old);
+        }
+        // Secure the batch members: unpinned, valid, dirty, and latch free right now.
+        let mut k = 0;
+        for i in 0..inner.batch.len() {
+            let m = inner.batch[i];
+            if m == v {
+                inner.batch[k] = m;
+                k += 1;
+                continue;
+            }
+            let Some(mf) = self.frames.get(m.index()) else {
+                continue;
+            };
+            let flags = mf.flags.load(Relaxed);
+            if mf.pins.load(Acquire) == 0
+                && flags & VALID != 0
+                && flags & DIRTY != 0
+                && mf.try_lock_exclusive()
+            {
+                mf.pins.store(1, Relaxed);
+                inner.batch[k] = m;
+                k += 1;
+            }
+        }
+        inner.batch.truncate(k);
+        // A batch of the victim alone is a plain eviction.
+        if inner.batch.len() == 1 && inner.batch[0] == v {
+            inner.batch.clear();
+        }
+        Ok(Taken {
+            frame: v,
+            old_dirty: dirty.then_some(old),
+        })
+    }
+
+    /// Seals the page in frame `f` (latched exclusively) for writing as `pid`, and returns
+    /// its dirty ranges (header included) after clearing them.
+    ///
+    /// # Safety
+    /// The caller holds `f`'s latch exclusively.
+    pub(super) unsafe fn seal(&self, f: FrameId, pid: PageId) -> DirtyRanges {
+        // SAFETY: per the contract.
+        let (buf, dirty) = unsafe { (self.arena.page_mut(f), self.frames[f.index()].dirty_mut()) };
+        let version = page::version_of(buf) + 1;
+        page::seal(buf, pid, version);
+        let mut d = *dirty;
+        d.add(0, HEADER_BYTES);
+        dirty.clear();
+        d
+    }
+
+    /// Writes back the evicted frame's old page (if dirty) and the batch members, in the
+    /// policy's order, as one store call. Frame `f` holds the old page's bytes.
+    pub(super) fn write_back_victim(
+        &self,
+        f: FrameId,
+        old_dirty: Option<PageId>,
+        observe: bool,
+    ) -> Result<(), PoolError> {
+        // Copy the member list out of the lock (members are pinned and latched by us).
+        let members: Vec<FrameId> = {
+            let g = self.inner.lock();
+            g.batch.clone()
+        };
+        let t0 = observe.then(|| self.store.device_stats().device_time_us);
+        let result = if members.is_empty() {
+            let old = old_dirty.unwrap_or_else(|| unreachable!("no write-back requested"));
+            // SAFETY: f is latched exclusively by this thread.
+            let dirty = unsafe { self.seal(f, old) };
+            // SAFETY: as above.
+            let bytes = unsafe { self.arena.page(f) };
+            self.store.write_page(old, bytes, &dirty).map(|()| 1)
+        } else {
+            let mut writes = Vec::with_capacity(members.len() + 1);
+            let mut victim_in_batch = false;
+            for &m in &members {
+                let pid = if m == f {
+                    victim_in_batch = true;
+                    match old_dirty {
+                        Some(p) => p,
+                        None => continue, // a clean victim needs no write
+                    }
+                } else {
+                    PageId(self.frames[m.index()].page_id.load(Relaxed))
+                };
+                // SAFETY: every member (and f) is latched exclusively by this thread.
+                let dirty = unsafe { self.seal(m, pid) };
+                writes.push((m, pid, dirty));
+            }
+            if let (Some(old), false) = (old_dirty, victim_in_batch) {
+                // SAFETY: as above.
+                let dirty = unsafe { self.seal(f, old) };
+                writes.push((f, old, dirty));
+            }
+            let batch: Vec<PageWrite<'_>> = writes
+                .iter()
+                .map(|&(m, pid, dirty)| PageWrite {
+                    pid,
+                    // SAFETY: latched exclusively; no one else writes these bytes.
+                    page: unsafe { self.arena.page(m) },
+                    dirty,
+                })
+                .collect();
+            let n = batch.len() as u64;
+            self.store.write_pages(&batch).map(|()| n)
+        };
+        let mut g = self.inner.lock();
+        let ok = result.is_ok();
+        if let (Err(e), None) = (&result, &g.poisoned) {
+            g.poisoned = Some(format!(
+                "buffer pool: write-back of an evicted page failed: {e}"
+            ));
+        }
+        if let Ok(n) = result {
+            self.io.page_writes.fetch_add(n, Relaxed);
+            if !members.is_empty() {
+                self.io.write_batches.fetch_add(1, Relaxed);
+            }
+            if let Some(t0) = t0 {
+                let dt = self.store.device_stats().device_time_us - t0;
+                g.policy.observe_io(IoKind::Write, dt / n.max(1) as f64);
+            }
+        }
+        for &m in &members {
+            if m == f {
+                continue;
+            }
+            let mf = &self.frames[m.index()];
+            if ok {
+                mf.flags.fetch_and(!DIRTY, Relaxed);
+                if mf.writers.load(Acquire) == 0 {
+                    g.policy.on_clean(m);
+                }
+            }
+            // SAFETY: latched exclusively in take_frame.
+            unsafe { mf.unlock(true) };
+            mf.pins.fetch_sub(1, Release);
+        }
+        g.batch.clear();
+        if ok {
+            if let Some(old) = old_dirty {
+                g.evicting.retain(|p| *p != old);
+                self.evicted.notify_all();
+            }
+        }
+        drop(g);
+        result.map(|_| ()).map_err(PoolError::from)
+    }
+}

@@ -1,0 +1,168 @@
+//! Pin guards and the page writer: [`PageReadGuard`] (shared), [`PageWriteGuard`]
+//! (exclusive, records modified ranges), [`PageWriter`] (the same recording for the
+//! closure and `access_many` paths).
+
+use super::BufferPool;
+use flashbuf_core::page::{self, HEADER_BYTES};
+use flashbuf_core::{DirtyRanges, FrameId, PageId};
+use flashbuf_store::PageStore;
+use std::sync::atomic::Ordering::{AcqRel, Relaxed, Release};
+
+/// A shared pin on a page: the page stays resident and unmodified while held.
+pub struct PageReadGuard<'a, S: PageStore> {
+    pub(super) pool: &'a BufferPool<S>,
+    pub(super) frame: FrameId,
+}
+
+impl<S: PageStore> PageReadGuard<'_, S> {
+    /// The page id.
+    pub fn page_id(&self) -> PageId {
+        PageId(self.pool.frames[self.frame.index()].page_id.load(Relaxed))
+    }
+    /// The whole page, header included.
+    pub fn page(&self) -> &[u8] {
+        // SAFETY: the guard holds the latch shared.
+        unsafe { self.pool.arena.page(self.frame) }
+    }
+    /// The payload (the bytes after the page header).
+    pub fn data(&self) -> &[u8] {
+        &self.page()[HEADER_BYTES..]
+    }
+    /// The page's version stamp (number of times it was written back).
+    pub fn version(&self) -> u64 {
+        page::version_of(self.page())
+    }
+}
+
+impl<S: PageStore> Drop for PageReadGuard<'_, S> {
+    fn drop(&mut self) {
+        // SAFETY: the guard holds the latch shared.
+        unsafe { self.pool.frames[self.frame.index()].unlock(false) };
+        self.pool.unpin(self.frame, false);
+    }
+}
+
+/// An exclusive pin on a page. Every byte range handed out for modification is recorded
+/// and passed to the store on write-back (merged; see `DirtyRanges`).
+pub struct PageWriteGuard<'a, S: PageStore> {
+    pub(super) pool: &'a BufferPool<S>,
+    pub(super) frame: FrameId,
+}
+
+impl<S: PageStore> PageWriteGuard<'_, S> {
+    /// The page id.
+    pub fn page_id(&self) -> PageId {
+        PageId(self.pool.frames[self.frame.index()].page_id.load(Relaxed))
+    }
+    /// The whole page, header included.
+    pub fn page(&self) -> &[u8] {
+        // SAFETY: the guard holds the latch exclusively.
+        unsafe { self.pool.arena.page(self.frame) }
+    }
+    /// The payload (the bytes after the page header).
+    pub fn data(&self) -> &[u8] {
+        &self.page()[HEADER_BYTES..]
+    }
+    /// The page's version stamp.
+    pub fn version(&self) -> u64 {
+        page::version_of(self.page())
+    }
+    /// Payload length in bytes.
+    pub fn data_len(&self) -> usize {
+        self.pool.page_size - HEADER_BYTES
+    }
+    /// A writer over the page: payload access that records modified ranges.
+    pub fn writer(&mut self) -> PageWriter<'_> {
+        let fr = &self.pool.frames[self.frame.index()];
+        // SAFETY: the guard holds the latch exclusively for as long as the writer lives
+        // (the writer borrows the guard mutably).
+        unsafe { PageWriter::new(self.pool.arena.page_mut(self.frame), fr.dirty_mut()) }
+    }
+    /// Mutable payload bytes `offset..offset+len`, recorded as modified.
+    ///
+    /// # Panics
+    /// If the range is outside the payload.
+    pub fn data_mut_range(&mut self, offset: usize, len: usize) -> &mut [u8] {
+        let fr = &self.pool.frames[self.frame.index()];
+        // SAFETY: the guard holds the latch exclusively; the slice borrows the guard.
+        let (page, dirty) = unsafe { (self.pool.arena.page_mut(self.frame), fr.dirty_mut()) };
+        record(page, dirty, offset, len)
+    }
+    /// All payload bytes, recorded as modified.
+    pub fn data_mut(&mut self) -> &mut [u8] {
+        let n = self.data_len();
+        self.data_mut_range(0, n)
+    }
+    /// Copies `src` into the payload at `offset`.
+    pub fn write(&mut self, offset: usize, src: &[u8]) {
+        self.data_mut_range(offset, src.len()).copy_from_slice(src);
+    }
+}
+
+/// Records `offset..offset+len` of the payload as modified and returns it.
+fn record<'p>(
+    page: &'p mut [u8],
+    dirty: &mut DirtyRanges,
+    offset: usize,
+    len: usize,
+) -> &'p mut [u8] {
+    let data_len = page.len() - HEADER_BYTES;
+    assert!(
+        offset + len <= data_len,
+        "range {offset}+{len} beyond the payload of {data_len} bytes"
+    );
+    dirty.add(HEADER_BYTES + offset, len);
+    &mut page[HEADER_BYTES + offset..HEADER_BYTES + offset + len]
+}
+
+/// Write access to one page's payload that records every range handed out for
+/// modification (see [`BufferPool::with_write`] and [`PageWriteGuard::writer`]).
+pub struct PageWriter<'a> {
+    page: &'a mut [u8],
+    dirty: &'a mut DirtyRanges,
+}
+
+impl<'a> PageWriter<'a> {
+    /// # Safety
+    /// The caller has exclusive access to the page bytes and its dirty ranges for `'a`.
+    pub(super) unsafe fn new(page: &'a mut [u8], dirty: &'a mut DirtyRanges) -> Self {
+        Self { page, dirty }
+    }
+    /// The payload.
+    pub fn data(&self) -> &[u8] {
+        &self.page[HEADER_BYTES..]
+    }
+    /// The page's version stamp.
+    pub fn version(&self) -> u64 {
+        page::version_of(self.page)
+    }
+    /// Mutable payload bytes `offset..offset+len`, recorded as modified.
+    ///
+    /// # Panics
+    /// If the range is outside the payload.
+    pub fn data_mut_range(&mut self, offset: usize, len: usize) -> &mut [u8] {
+        record(self.page, self.dirty, offset, len)
+    }
+    /// Copies `src` into the payload at `offset`.
+    pub fn write(&mut self, offset: usize, src: &[u8]) {
+        self.data_mut_range(offset, src.len()).copy_from_slice(src);
+    }
+}
+
+impl<S: PageStore> Drop for PageWriteGuard<'_, S> {
+    fn drop(&mut self) {
+        let fr = &self.pool.frames[self.frame.index()];
+        // Release the writer count before the latch: a flusher that holds the latch next
+        // sees every modification made under it.
+        fr.writers.fetch_sub(1, AcqRel);
+        // SAFETY: the guard holds the latch exclusively.
+        unsafe { fr.unlock(true) };
+        fr.pins.fetch_sub(1, Release);
+    }
+}
+
+// SAFETY: guards only unlock latches they hold, which parking_lot allows from any thread
+// (it does not track owners); moving a guard to another thread is therefore sound.
+unsafe impl<S: PageStore> Send for PageReadGuard<'_, S> {}
+// SAFETY: as above.
+unsafe impl<S: PageStore> Send for PageWriteGuard<'_, S> {}
