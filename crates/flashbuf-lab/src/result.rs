@@ -58,6 +58,9 @@ pub struct RunResult {
     pub format: String,
     /// Distinct pages referenced.
     pub distinct_pages: u64,
+    /// Dense page ids the trace's pages map into (what the device and a self-sizing store
+    /// hold; 0 if the run did not scan the trace).
+    pub dense_pages: u64,
     /// Evictions of dirty pages.
     pub dirty_evictions: u64,
     /// Batched (clustered) write-backs.

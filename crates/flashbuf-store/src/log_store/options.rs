@@ -11,11 +11,13 @@
 //!   caller page writes on the `writes` clock. The default clock is the device's own on
 //!   simulated and cost-model devices (`sim:`, `cost`), wall time on files, and caller
 //!   writes otherwise (memory has no clock).
-//! - The store's space: `size` or `segments` if given; else, on a device that already
-//!   holds something, its length; else enough segments that the run's data fills `fill`
-//!   (default 0.8) of their data blocks, or the whole device if it holds less (size a
-//!   simulated device with `sim:...:fill=0.8` and the store takes all of it, as a file
-//!   system its partition: the space and the FTL's logical space are then equally full).
+//! - The store's space: `size` or `segments` if given; else, on a device that has a
+//!   length (a simulated device has its whole capacity from the start, as a partition
+//!   has; an existing file), all of it — as a file system takes its partition, so the
+//!   space and the FTL's logical space are equally full; size the device for the fill
+//!   wanted (`sim:...:slack=`, `fill=`); else (memory, a new file) enough segments that
+//!   the run's data fills `fill` (default 0.8) of the data blocks callers may fill, at
+//!   most the device's limit.
 //! - Page ids: `pages`, else the run's dense pages (the lab scans the trace for them),
 //!   else as many as the segments hold beside the cleaner's reserve.
 //! - `pages` and `segments` are lower bounds when the run's data is known: a run whose
@@ -109,8 +111,8 @@ pub const OPTIONS: &[OptionSpec] = &[
         key: "size",
         kind: BYTES,
         default: None,
-        help: "bytes the store occupies (default: the device's length, else the data divided \
-               by fill, at most the device's capacity)",
+        help: "bytes the store occupies (default: the device's length — a simulated \
+               device's capacity — else the data divided by fill)",
     },
     OptionSpec {
         key: "pages",
@@ -129,7 +131,8 @@ pub const OPTIONS: &[OptionSpec] = &[
             max: 1.0,
         },
         default: Some("0.8"),
-        help: "without size: the data fills this fraction of the space (at most the device)",
+        help: "on an empty growable device without size: the data fills this fraction of \
+               the space",
     },
     OptionSpec {
         key: "checkpoint",
