@@ -70,6 +70,9 @@ pub struct RunResult {
     pub format: String,
     /// Distinct pages referenced.
     pub distinct_pages: u64,
+    /// Dense page ids the trace's pages map into (what the device and a self-sizing store
+    /// hold; 0 if the run did not scan the trace).
+    pub dense_pages: u64,
     /// Evictions of dirty pages.
     pub dirty_evictions: u64,
     /// Batched (clustered) write-backs.
@@ -336,6 +339,20 @@ pub fn table(runs: &[RunResult]) -> String {
     );
     for r in &rows {
         line(&mut out, r);
+    }
+    out.push_str(&store_reports(runs));
+    out
+}
+
+/// One line per run whose store reports figures (`PageStore::report`).
+fn store_reports(runs: &[RunResult]) -> String {
+    let mut out = String::new();
+    for r in runs.iter().filter(|r| !r.store_report.is_empty()) {
+        let _ = write!(out, "store {} on {}:", r.store, r.device);
+        for (k, v) in &r.store_report {
+            let _ = write!(out, " {k}={}", human(*v));
+        }
+        out.push('\n');
     }
     out
 }

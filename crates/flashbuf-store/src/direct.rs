@@ -19,7 +19,7 @@
 //! corrupt. A device that silently returns an older *valid* image of a page (a lost write)
 //! cannot be told from the page itself: this store keeps no per-page version map.
 
-use crate::checks;
+use crate::counters::StoreCounters;
 use crate::growth::{check_fits, Growth};
 use crate::registry::{self, GrowStep, StoreContext, StoreFactory};
 use crate::state::StateArea;
@@ -28,7 +28,6 @@ use flashbuf_core::config::{ConfigError, OptionSpec, Options};
 use flashbuf_core::page::{self, is_valid_page_size, PageState};
 use flashbuf_core::{DeviceStats, DirtyRanges, PageId};
 use flashbuf_device::{Device, WriteOp};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Configuration of a [`DirectStore`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,11 +88,7 @@ pub struct DirectStore<D> {
     poison: Poison,
     grow: Growth,
     state: StateArea,
-    page_reads: AtomicU64,
-    unwritten_reads: AtomicU64,
-    page_writes: AtomicU64,
-    batches: AtomicU64,
-    syncs: AtomicU64,
+    counters: StoreCounters,
 }
 
 impl<D: Device> DirectStore<D> {
@@ -105,11 +100,7 @@ impl<D: Device> DirectStore<D> {
             poison: Poison::default(),
             grow: Growth::new(cfg.page_size, cfg.grow_bytes),
             state,
-            page_reads: AtomicU64::new(0),
-            unwritten_reads: AtomicU64::new(0),
-            page_writes: AtomicU64::new(0),
-            batches: AtomicU64::new(0),
-            syncs: AtomicU64::new(0),
+            counters: StoreCounters::default(),
         }
     }
 
@@ -235,11 +226,11 @@ impl<D: Device> DirectStore<D> {
     }
 
     fn check_buf(&self, len: usize) -> Result<(), StoreError> {
-        checks::check_buf(len, self.cfg.page_size)
+        crate::checks::check_buf(len, self.cfg.page_size)
     }
 
     fn check_sealed(&self, pid: PageId, page: &[u8]) -> Result<(), StoreError> {
-        checks::check_sealed(pid, page, self.cfg.page_size)
+        crate::checks::check_sealed(pid, page, self.cfg.page_size)
     }
 }
 
@@ -256,17 +247,17 @@ impl<D: Device> PageStore for DirectStore<D> {
         self.poison.check()?;
         self.check_buf(buf.len())?;
         let off = self.offset_of(pid)?;
-        self.page_reads.fetch_add(1, Relaxed);
+        self.counters.read();
         if off + self.cfg.page_size as u64 > self.dev.len() {
             buf.fill(0);
-            self.unwritten_reads.fetch_add(1, Relaxed);
+            self.counters.unwritten();
             return Ok(ReadOutcome::Unwritten);
         }
         self.poison.guard(self.dev.read_at(off, buf))?;
         match page::check(buf, pid) {
             Ok(PageState::Sealed(_)) => Ok(ReadOutcome::Found),
             Ok(PageState::Unwritten) => {
-                self.unwritten_reads.fetch_add(1, Relaxed);
+                self.counters.unwritten();
                 Ok(ReadOutcome::Unwritten)
             }
             Err(reason) => {
@@ -284,7 +275,7 @@ impl<D: Device> PageStore for DirectStore<D> {
         self.grow
             .ensure(&self.dev, &self.poison, off + page.len() as u64)?;
         self.poison.guard(self.dev.write_at(off, page))?;
-        self.page_writes.fetch_add(1, Relaxed);
+        self.counters.wrote(1);
         Ok(())
     }
 
@@ -303,8 +294,8 @@ impl<D: Device> PageStore for DirectStore<D> {
         }
         self.grow.ensure(&self.dev, &self.poison, end)?;
         self.poison.guard(self.dev.write_batch(&ops))?;
-        self.page_writes.fetch_add(batch.len() as u64, Relaxed);
-        self.batches.fetch_add(1, Relaxed);
+        self.counters.wrote(batch.len() as u64);
+        self.counters.batch();
         Ok(())
     }
 
@@ -314,18 +305,12 @@ impl<D: Device> PageStore for DirectStore<D> {
         self.poison.guard(self.dev.sync())?;
         self.state
             .commit_extent(&self.dev, &self.poison, len_before)?;
-        self.syncs.fetch_add(1, Relaxed);
+        self.counters.synced();
         Ok(())
     }
 
     fn stats(&self) -> StoreStats {
-        StoreStats {
-            page_reads: self.page_reads.load(Relaxed),
-            unwritten_reads: self.unwritten_reads.load(Relaxed),
-            page_writes: self.page_writes.load(Relaxed),
-            batches: self.batches.load(Relaxed),
-            syncs: self.syncs.load(Relaxed),
-        }
+        self.counters.stats()
     }
 
     fn device_stats(&self) -> DeviceStats {

@@ -7,6 +7,8 @@
 //!   efficient write patterns ([`stable_buffer`]).
 //! - [`IclStore`]: only the changed bytes of a page, as logs in a write-optimized buffer
 //!   and a log space, merged home when they grow ([`icl`]).
+//! - [`LogStore`]: pages written out of place into segments, with a cleaner
+//!   ([`log_store`]).
 //!
 //! [`registry::STORES`] is the one table of stores (name, typed options, factory, crash
 //! variants): the lab, `flashbuf check`/`torture` and every crash suite of the test kit
@@ -18,12 +20,15 @@
 //! error poisons the store (fail-stop) until it is reopened.
 
 mod checks;
+mod counters;
 mod direct;
 mod error;
 mod growth;
 pub mod icl;
+pub mod log_store;
 mod poison;
 pub mod registry;
+mod salt;
 pub mod stable_buffer;
 pub mod state;
 mod superblock;
@@ -31,6 +36,7 @@ mod superblock;
 pub use direct::{DirectStore, DirectStoreConfig};
 pub use error::StoreError;
 pub use icl::{IclConfig, IclStore};
+pub use log_store::{LogStore, LogStoreConfig};
 pub use poison::Poison;
 pub use registry::{StoreContext, StoreEntry, StoreFactory, STORES};
 pub use stable_buffer::{StableBufferConfig, StableBufferStore};

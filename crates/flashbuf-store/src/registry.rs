@@ -16,6 +16,7 @@
 //!    context, never through a dependency.
 
 use crate::icl::options as icl_options;
+use crate::log_store::options as log_store_options;
 use crate::stable_buffer::options as stable_buffer_options;
 use crate::{direct, PageStore, StoreError};
 use flashbuf_core::config::{self, ConfigError, OptKind, OptionSpec, Options, Spec};
@@ -33,6 +34,9 @@ pub struct StoreContext<'a> {
     pub page_size: usize,
     /// Seed of the run.
     pub seed: u64,
+    /// Dense pages the run's data spans (a capacity hint; 0 if unknown). Stores that size
+    /// themselves by the data ([`StoreFactory::wants_data_pages`]) read it.
+    pub data_pages: u64,
     /// Measures a simulated device's profile (the lab passes its profiler); `None` refuses
     /// a configuration that needs one, saying so.
     pub measure_profile: Option<ProfileMeasurer<'a>>,
@@ -44,6 +48,7 @@ impl<'a> StoreContext<'a> {
         Self {
             page_size,
             seed: 0,
+            data_pages: 0,
             measure_profile: None,
         }
     }
@@ -54,6 +59,7 @@ impl fmt::Debug for StoreContext<'_> {
         f.debug_struct("StoreContext")
             .field("page_size", &self.page_size)
             .field("seed", &self.seed)
+            .field("data_pages", &self.data_pages)
             .field("measure_profile", &self.measure_profile.is_some())
             .finish()
     }
@@ -76,6 +82,11 @@ pub trait StoreFactory: fmt::Debug + Send + Sync {
     /// Checks what the page size decides (slot counts, alignment), without a device and
     /// without I/O; values derived from the device are checked at `create`.
     fn check(&self, page_size: usize) -> Result<(), ConfigError>;
+    /// Whether `create` sizes the store by the run's data ([`StoreContext::data_pages`]):
+    /// the lab then scans the trace before building it. `false` by default.
+    fn wants_data_pages(&self) -> bool {
+        false
+    }
 }
 
 /// A small configuration of a store for the crash suites, as options over the entry's
@@ -170,6 +181,29 @@ pub const STORES: &[StoreEntry] = &[
             options: "wob_pages=1,log_pages=6,dw_pages=2,grow_pages=8",
         }],
     },
+    StoreEntry {
+        name: crate::log_store::KIND,
+        help: "log-structured (NIPU, DEXA 2009): pages appended to segments out of place, a \
+               cleaner (greedy, cost-benefit, oldest, SepBIT), checkpoints and roll-forward",
+        options: log_store_options::OPTIONS,
+        parse: log_store_options::parse_options,
+        masks_torn_writes: true,
+        // Segments of 8 blocks in a space of 40, on the writes clock with eager background
+        // cleaning and a checkpoint every two segments, so that crash points fall into log
+        // writes, cleaning and checkpoints often; one log (greedy) and SepBIT's six.
+        crash_variants: &[
+            CrashVariant {
+                label: "log-structured",
+                options: "segment_pages=8,segments=40,pages=256,align_pages=1,clock=writes,\
+                          ci=4,pp=2,min_free=28,max_free=32,checkpoint=2",
+            },
+            CrashVariant {
+                label: "log-structured-sepbit",
+                options: "cleaner=sepbit,segment_pages=8,segments=40,pages=256,align_pages=1,\
+                          clock=writes,ci=4,pp=2,min_free=28,max_free=32,checkpoint=2",
+            },
+        ],
+    },
 ];
 
 /// A spec checked against the table: its entry and its typed configuration.
@@ -260,6 +294,36 @@ pub const GROW_PAGES: OptionSpec = OptionSpec {
     default: None,
     help: "growth step in pages, scaling with the page size (instead of grow)",
 };
+
+/// Where a store's areas start: multiples of bytes, or of pages (scales with the page
+/// size).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Align {
+    /// Bytes.
+    Bytes(u64),
+    /// Pages.
+    Pages(u64),
+}
+
+impl Align {
+    /// Bytes for `page_size`.
+    pub fn bytes(self, page_size: usize) -> u64 {
+        match self {
+            Align::Bytes(b) => b,
+            Align::Pages(n) => n.saturating_mul(page_size as u64),
+        }
+    }
+
+    /// The alignment from the options `align` (bytes, default 4 MiB) and `align_pages`
+    /// (giving both is an error).
+    pub fn from_options(o: &Options) -> Result<Self, ConfigError> {
+        match (o.given("align"), o.u64("align_pages")) {
+            (true, Some(_)) => Err(o.invalid("give align (bytes) or align_pages, not both")),
+            (_, Some(n)) => Ok(Align::Pages(n)),
+            (_, None) => Ok(Align::Bytes(o.bytes("align").unwrap_or(4 << 20))),
+        }
+    }
+}
 
 /// A [`StoreError::Invalid`] (a configuration the store refuses) as a [`ConfigError`]
 /// about `component`.

@@ -207,7 +207,10 @@ mod tests {
         );
         let e = CrashStore::select(Some("nope")).unwrap_err().to_string();
         assert!(
-            e.contains("valid names: direct, stable-buffer, icl, stable-buffer-incremental"),
+            e.contains("valid names: direct, stable-buffer")
+                && e.contains("icl")
+                && e.contains("log-structured")
+                && e.contains("stable-buffer-incremental"),
             "{e}"
         );
         let e = CrashStore::select(Some("stable-buffer:size=1MiB"))

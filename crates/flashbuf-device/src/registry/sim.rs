@@ -1,5 +1,5 @@
 //! The `sim:PROFILE` entry: a simulated device of a named profile ([`SimProfile`]), with
-//! the lab's options (`seed`, `precondition`) followed by those of the profile's kind
+//! the lab's options (`seed`, `precondition`, `slack` or `fill`) followed by those of the profile's kind
 //! ([`FLASH_OPTIONS`] or [`HDD_OPTIONS`]), typed and checked before anything is built.
 
 use super::{BuiltDevice, DeviceContext, DeviceFactory, ParsedDevice};
@@ -15,7 +15,7 @@ use flashbuf_core::DeviceFacts;
 pub const SIM_SLACK_BYTES: u64 = 64 << 20;
 
 /// The options every `sim` device takes, before its profile's own.
-const COMMON: [OptionSpec; 3] = [
+const COMMON: [OptionSpec; 4] = [
     OptionSpec {
         key: "seed",
         kind: OptKind::UInt {
@@ -40,6 +40,17 @@ const COMMON: [OptionSpec; 3] = [
         default: Some("64MiB"),
         help: "logical bytes beyond the run's data (superblocks, staging areas, logs, free \
                segments); the capacity is data + slack, rounded up to a MiB",
+    },
+    OptionSpec {
+        key: "fill",
+        kind: OptKind::Float {
+            min: 0.01,
+            max: 1.0,
+        },
+        default: None,
+        help: "instead of slack: the run's data fills this fraction of the capacity \
+               (data / fill, rounded up to a MiB, at least data + 1 MiB; a log-structured \
+               store takes the whole device, so its space is that full)",
     },
 ];
 
@@ -89,11 +100,15 @@ pub(super) fn parse(arg: Option<&str>, o: &Options) -> ParsedDevice {
 fn config(arg: Option<&str>, o: &Options) -> Result<SimConfig, ConfigError> {
     let mut profile = profile(arg.unwrap_or_default())?;
     profile.apply_options(o)?;
+    if o.given("slack") && o.given("fill") {
+        return Err(o.invalid("give slack (bytes) or fill (a fraction), not both"));
+    }
     Ok(SimConfig {
         profile,
         seed: o.u64("seed"),
         precondition: o.bool("precondition").unwrap_or(false),
         slack_bytes: o.bytes("slack").unwrap_or(SIM_SLACK_BYTES),
+        fill: o.f64("fill"),
     })
 }
 
@@ -137,13 +152,23 @@ pub struct SimConfig {
     pub precondition: bool,
     /// Logical bytes beyond the run's data (default [`SIM_SLACK_BYTES`]).
     pub slack_bytes: u64,
+    /// Instead of the slack: the fraction of the capacity the run's data fills.
+    pub fill: Option<f64>,
 }
 
 impl SimConfig {
-    /// Logical capacity for a run storing `hint` bytes: the hint plus the slack, rounded
-    /// up to a MiB.
+    /// Logical capacity for a run storing `hint` bytes: the hint plus the slack, or the
+    /// hint divided by the fill (at least the hint plus 1 MiB), rounded up to a MiB.
     pub fn capacity_bytes(&self, hint: u64) -> u64 {
-        hint.saturating_add(self.slack_bytes).div_ceil(1 << 20) << 20
+        self.wanted_bytes(hint).div_ceil(1 << 20) << 20
+    }
+
+    /// [`Self::capacity_bytes`] before rounding.
+    fn wanted_bytes(&self, hint: u64) -> u64 {
+        match self.fill {
+            Some(f) => ((hint as f64 / f) as u64).max(hint.saturating_add(1 << 20)),
+            None => hint.saturating_add(self.slack_bytes),
+        }
     }
 
     /// Builds the simulated device for a run (preconditioned if asked).
@@ -171,12 +196,11 @@ impl DeviceFactory for SimConfig {
 
     /// The erase block from the geometry, and random page read and write latencies from a
     /// quick uFLIP profile of a *separate* device of the same configuration, on an area of
-    /// the run's data plus slack within 16..256 MiB (the run's device stays untouched).
+    /// the run's capacity within 16..256 MiB (the run's device stays untouched).
     fn facts(&self, ctx: &DeviceContext) -> Result<DeviceFacts, DeviceError> {
         let page = ctx.page_size.max(1) as u64;
-        let area = ctx
-            .capacity_hint_bytes
-            .saturating_add(self.slack_bytes)
+        let area = self
+            .wanted_bytes(ctx.capacity_hint_bytes)
             .clamp(16 << 20, 256 << 20);
         let probe_ctx = DeviceContext {
             // Whole pages, as the run's own hint is.

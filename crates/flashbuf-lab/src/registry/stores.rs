@@ -26,6 +26,13 @@ pub fn validate_store(spec: &Spec, page_size: usize) -> Result<(), LabError> {
     Ok(())
 }
 
+/// Whether the store named by `spec` sizes itself by the run's data (the lab must scan
+/// the trace before building it): the log-structured store. A spec that does not parse
+/// needs nothing (the run fails on it when it validates the store).
+pub fn store_needs_capacity(spec: &Spec) -> bool {
+    parse_store(spec).is_ok_and(|p| p.factory.wants_data_pages())
+}
+
 /// Runs `f` with the store context of `ctx`: its page size and seed, and the lab's
 /// profiler for simulated devices (`flashbuf profile --device sim:NAME`).
 fn with_context<T>(ctx: &BuildContext, f: impl FnOnce(&StoreContext<'_>) -> T) -> T {
@@ -34,6 +41,7 @@ fn with_context<T>(ctx: &BuildContext, f: impl FnOnce(&StoreContext<'_>) -> T) -
     f(&StoreContext {
         page_size: ctx.page_size,
         seed: ctx.seed,
+        data_pages: ctx.data_pages,
         measure_profile: Some(&measure),
     })
 }

@@ -142,6 +142,9 @@ fn replay_on(
     let DeviceChain { asym, counting, .. } = chain;
     let store = build_store(&cfg.store, device, &plan.ctx)?;
     chain.presize(plan.ctx.data_bytes())?;
+    // The read/write split counts the replay, not the store's formatting (a log-structured
+    // store's prefill writes the whole data set).
+    let io0 = counting.as_ref().map(|c| c.counts());
     hook.store_ready(&store)?;
     let (feed, kept_trace, built) = policy_and_feed(cfg, plan, shared, policy)?;
     let mut rp = Replay {
@@ -167,12 +170,12 @@ fn replay_on(
         r.response_time_mean_us = Some(mean);
         r.response_time_p99_us = Some(p99);
     }
-    if let Some(c) = counting {
+    if let (Some(c), Some(io0)) = (counting, io0) {
         let io = c.counts();
-        r.device_read_time_us = io.read_time_us;
-        r.device_write_time_us = io.write_time_us;
+        r.device_read_time_us = io.read_time_us - io0.read_time_us;
+        r.device_write_time_us = io.write_time_us - io0.write_time_us;
         if r.page_writes > 0 {
-            r.write_time_per_page_us = io.write_time_us / r.page_writes as f64;
+            r.write_time_per_page_us = r.device_write_time_us / r.page_writes as f64;
         }
     }
     let d = &plan.dynamics;
@@ -187,6 +190,7 @@ fn replay_on(
     r.verify_errors = rp.oracle.errors();
     r.first_verify_error = rp.oracle.first_error().map(str::to_string);
     r.scan_time_s = plan.scan.as_ref().map_or(0.0, |s| s.scan_time_s);
+    r.dense_pages = plan.ctx.data_pages;
     if let Some(cost) = cfg.bounds {
         let trace = match kept_trace {
             Some(t) => t,

@@ -5,7 +5,9 @@
 use super::hook::ReplayHook;
 use crate::config::{BufferSize, RunConfig};
 use crate::feed::FeedOptions;
-use crate::registry::{build_device, device_facts, device_needs_capacity, BuildContext};
+use crate::registry::{
+    build_device, device_facts, device_needs_capacity, store_needs_capacity, BuildContext,
+};
 use crate::scan::{scan_trace, TraceScan};
 use crate::LabError;
 use flashbuf_device::{CountingDevice, Device, MemDevice};
@@ -33,8 +35,8 @@ pub(super) struct Plan {
     pub(super) feed: FeedOptions,
 }
 
-/// Plans `cfg`: scans the trace if the buffer ratio, the device's capacity, pre-sizing,
-/// the dynamics or a huge pool need it (unless `scan` is given), sizes the pool, and
+/// Plans `cfg`: scans the trace if the buffer ratio, the device's or the store's capacity,
+/// pre-sizing, the dynamics or a huge pool need it (unless `scan` is given), sizes the pool, and
 /// refuses a pool the machine cannot hold.
 pub(super) fn plan(
     cfg: &RunConfig,
@@ -46,6 +48,7 @@ pub(super) fn plan(
     let needs_scan = huge_pool
         || matches!(cfg.buffer, BufferSize::Ratio(_))
         || device_needs_capacity(&cfg.device)
+        || store_needs_capacity(&cfg.store)
         || cfg.presize
         || cfg.dynamics.workload.is_some_and(|w| w.needs_trace_ratio());
     let scan = match scan {

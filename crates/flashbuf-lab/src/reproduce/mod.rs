@@ -7,6 +7,7 @@
 
 pub mod cfdc;
 pub mod fd_buffer;
+pub mod nipu;
 mod runner;
 pub mod stablebuffer;
 
@@ -16,7 +17,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 /// Papers `reproduce` knows.
-pub const PAPERS: &[&str] = &["cfdc", "fd-buffer", "stablebuffer"];
+pub const PAPERS: &[&str] = &["cfdc", "fd-buffer", "stablebuffer", "nipu"];
 
 /// Options shared by every reproduction.
 #[derive(Debug, Clone)]
@@ -98,6 +99,8 @@ pub enum Magnitude {
     Below,
     /// Above the paper's range (a larger effect).
     Above,
+    /// Inside the paper's range for some settings or traces, outside for others.
+    Mixed,
     /// The paper gives no number to compare with.
     NoFigure,
 }
@@ -119,6 +122,7 @@ impl Magnitude {
             Magnitude::Inside => "inside",
             Magnitude::Below => "below",
             Magnitude::Above => "above",
+            Magnitude::Mixed => "mixed",
             Magnitude::NoFigure => "no figure",
         }
     }
@@ -210,6 +214,7 @@ fn run_one(paper: &str, opts: &ReproduceOptions) -> Result<Report, LabError> {
         "cfdc" => cfdc::run(opts),
         "fd-buffer" => fd_buffer::run(opts),
         "stablebuffer" => stablebuffer::run(opts),
+        "nipu" => nipu::run(opts),
         other => Err(LabError::Usage(format!(
             "unknown paper '{other}'; valid: {}all",
             PAPERS.iter().map(|p| format!("{p}, ")).collect::<String>()

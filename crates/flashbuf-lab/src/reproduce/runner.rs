@@ -1,4 +1,4 @@
-//! Running and formatting helpers shared by the `cfdc` and `fd-buffer` reproductions:
+//! Running and formatting helpers shared by the `cfdc`, `fd-buffer` and `nipu` reproductions:
 //! one trace scan per (trace, page size), one device-facts probe per (device, page size,
 //! trace), memoized runs, progress on stderr.
 
@@ -99,8 +99,21 @@ impl<'a> Runner<'a> {
         buffer: BufferSize,
         ropts: &RunConfig,
     ) -> Result<RunResult, LabError> {
+        self.run_store(trace, page_size, (policy, "direct", device), buffer, ropts)
+    }
+
+    /// [`Runner::run`] with any store: `(policy, store, device)` named by specs. The device
+    /// facts are `ropts.facts` if given (pass-through runs need none), else probed once.
+    pub(super) fn run_store(
+        &mut self,
+        trace: &Path,
+        page_size: usize,
+        (policy, store, device): (&str, &str, &str),
+        buffer: BufferSize,
+        ropts: &RunConfig,
+    ) -> Result<RunResult, LabError> {
         let key = format!(
-            "{}|{page_size}|{policy}|{device}|{buffer:?}|{:?}|{}|{:?}",
+            "{}|{page_size}|{policy}|{store}|{device}|{buffer:?}|{:?}|{}|{:?}",
             trace.display(),
             ropts.dynamics,
             ropts.presize,
@@ -109,11 +122,14 @@ impl<'a> Runner<'a> {
         if let Some(r) = self.runs.get(&key) {
             return Ok(r.clone());
         }
-        let facts = self.facts(device, trace, page_size)?;
+        let facts = match ropts.facts {
+            Some(f) => f,
+            None => self.facts(device, trace, page_size)?,
+        };
         let cfg = RunConfig {
             trace: trace.to_path_buf(),
             policy: crate::spec::parse(policy)?,
-            store: crate::spec::parse("direct")?,
+            store: crate::spec::parse(store)?,
             device: crate::spec::parse(device)?,
             buffer,
             page_size,
@@ -131,12 +147,14 @@ impl<'a> Runner<'a> {
         self.count += 1;
         if self.opts.progress {
             eprintln!(
-                "[{} run {} at {:.0} s] {} {} {} {}{}: {:.1} s device, {} reads, {} writes ({:.1} s)",
+                "[{} run {} at {:.0} s] {} {} {}{}{} {}{}: {:.1} s device, {} reads, {} writes ({:.1} s)",
                 self.paper,
                 self.count,
                 self.started.elapsed().as_secs_f64(),
                 trace.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
                 policy,
+                if store == "direct" { "" } else { store },
+                if store == "direct" { "" } else { " " },
                 device,
                 r.buffer_pages,
                 dyn_label(ropts),
@@ -148,7 +166,7 @@ impl<'a> Runner<'a> {
         }
         if r.verify_errors > 0 {
             return Err(LabError::Invariant(format!(
-                "{policy} on {device}: {} verify errors ({})",
+                "{policy} over {store} on {device}: {} verify errors ({})",
                 r.verify_errors,
                 r.first_verify_error.as_deref().unwrap_or("")
             )));

@@ -3,38 +3,14 @@
 
 use super::layout::Layout;
 use super::{promise, StableBufferConfig, StableBufferStore, KIND};
+use crate::salt::fresh_salt;
 use crate::state::StateArea;
 use crate::{StoreError, Superblock};
-use flashbuf_core::rng::SplitMix64;
 use flashbuf_device::Device;
-
-/// A salt that differs from `prev`: the previous salt, the clock and the process id mixed.
-fn fresh_salt(prev: Option<u64>) -> u64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
-    let mut r = SplitMix64::new(
-        prev.unwrap_or(0).wrapping_add(1) ^ nanos ^ u64::from(std::process::id()) << 40,
-    );
-    let s = r.next_u64();
-    if Some(s) == prev {
-        s ^ 1
-    } else {
-        s
-    }
-}
 
 impl<D: Device + 'static> StableBufferStore<D> {
     fn check_alignment(dev: &D, cfg: &StableBufferConfig) -> Result<(), StoreError> {
-        let a = dev.alignment().max(1);
-        if !cfg.page_size.is_multiple_of(a) {
-            return Err(StoreError::Invalid(format!(
-                "page size {} is not a multiple of {}'s alignment ({a} bytes)",
-                cfg.page_size,
-                dev.describe()
-            )));
-        }
-        Ok(())
+        crate::checks::check_alignment(dev, cfg.page_size)
     }
 
     /// Formats `dev` as a new, empty store (whatever it held is lost) and syncs. The

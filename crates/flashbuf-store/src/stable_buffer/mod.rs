@@ -114,6 +114,7 @@ pub use patterns::{
     on_demand, Candidates, IncrementalRecognizer, Instance, Pattern, PatternParams,
 };
 
+use crate::counters::StoreCounters;
 use crate::growth::Growth;
 use crate::state::StateArea;
 use crate::{PageStore, Poison, ReadOutcome, StoreError, StoreStats};
@@ -124,7 +125,7 @@ use parking_lot::{Condvar, Mutex};
 use sbtt::{Sbtt, SlotBits};
 use serde::Serialize;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -262,11 +263,7 @@ struct Inner<D> {
     /// Test hook: promise syncs skip the in-place fence (simulates bug C).
     unfenced_sync: AtomicBool,
     poison: Poison,
-    page_reads: AtomicU64,
-    unwritten_reads: AtomicU64,
-    page_writes: AtomicU64,
-    batches: AtomicU64,
-    syncs: AtomicU64,
+    counters: StoreCounters,
 }
 
 /// The StableBuffer write path: pages are staged in a small on-device area and flushed
@@ -354,11 +351,7 @@ impl<D: Device + 'static> StableBufferStore<D> {
             state_area,
             unfenced_sync: AtomicBool::new(false),
             poison: Poison::default(),
-            page_reads: AtomicU64::new(0),
-            unwritten_reads: AtomicU64::new(0),
-            page_writes: AtomicU64::new(0),
-            batches: AtomicU64::new(0),
-            syncs: AtomicU64::new(0),
+            counters: StoreCounters::default(),
         }))
     }
 
@@ -532,26 +525,20 @@ impl<D: Device + 'static> PageStore for StableBufferStore<D> {
 
     fn write_page(&self, pid: PageId, page: &[u8], _dirty: &DirtyRanges) -> Result<(), StoreError> {
         self.inner.write(pid, page)?;
-        self.inner.page_writes.fetch_add(1, Relaxed);
+        self.inner.counters.wrote(1);
         Ok(())
     }
 
     fn sync(&self) -> Result<(), StoreError> {
         self.inner.poison.check()?;
         self.inner.sync_device(true)?;
-        self.inner.syncs.fetch_add(1, Relaxed);
+        self.inner.counters.synced();
         Ok(())
     }
 
     fn stats(&self) -> StoreStats {
         let i = &self.inner;
-        StoreStats {
-            page_reads: i.page_reads.load(Relaxed),
-            unwritten_reads: i.unwritten_reads.load(Relaxed),
-            page_writes: i.page_writes.load(Relaxed),
-            batches: i.batches.load(Relaxed),
-            syncs: i.syncs.load(Relaxed),
-        }
+        i.counters.stats()
     }
 
     fn device_stats(&self) -> DeviceStats {

@@ -87,24 +87,7 @@ pub enum Staging {
     FocusedArea,
 }
 
-/// The alignment of the staging and data areas.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Align {
-    /// Bytes.
-    Bytes(u64),
-    /// Pages.
-    Pages(u64),
-}
-
-impl Align {
-    /// Bytes for `page_size`.
-    pub fn bytes(self, page_size: usize) -> u64 {
-        match self {
-            Align::Bytes(b) => b,
-            Align::Pages(n) => n.saturating_mul(page_size as u64),
-        }
-    }
-}
+pub use crate::registry::Align;
 
 /// StableBuffer's options, typed; [`StableBufferOptions::config`] resolves them for a
 /// device.
@@ -147,13 +130,7 @@ impl StableBufferOptions {
             flush,
             staging,
             profile: o.text("profile").map(str::to_string),
-            align: match (o.given("align"), o.u64("align_pages")) {
-                (true, Some(_)) => {
-                    return Err(o.invalid("give align (bytes) or align_pages, not both"))
-                }
-                (_, Some(n)) => Align::Pages(n),
-                (_, None) => Align::Bytes(o.bytes("align").unwrap_or(4 << 20)),
-            },
+            align: Align::from_options(o)?,
             grow: GrowStep::from_options(o)?,
         })
     }

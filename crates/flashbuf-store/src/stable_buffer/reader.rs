@@ -7,7 +7,6 @@ use crate::{ReadOutcome, StoreError};
 use flashbuf_core::page::{self, PageCheckError, PageState};
 use flashbuf_core::PageId;
 use flashbuf_device::Device;
-use std::sync::atomic::Ordering::Relaxed;
 
 /// Reads retried after racing with a concurrent write before a failed check is reported
 /// as corruption anyway.
@@ -46,7 +45,7 @@ impl<D: Device> Inner<D> {
             .layout
             .home_offset(pid)
             .ok_or_else(|| StoreError::Invalid(format!("{pid} is beyond the addressable range")))?;
-        self.page_reads.fetch_add(1, Relaxed);
+        self.counters.read();
         let d = pid.0;
         let mut attempt = 0u32;
         loop {
@@ -86,7 +85,7 @@ impl<D: Device> Inner<D> {
                 Loc::Home => {
                     if home + buf.len() as u64 > self.dev.len() {
                         buf.fill(0);
-                        self.unwritten_reads.fetch_add(1, Relaxed);
+                        self.counters.unwritten();
                         self.state.lock().stats.home_reads += 1;
                         return Ok(ReadOutcome::Unwritten);
                     }
@@ -99,7 +98,7 @@ impl<D: Device> Inner<D> {
                         Ok(PageState::Unwritten) => {
                             // The page was not staged when looked up and its home was
                             // never written: it had never been written.
-                            self.unwritten_reads.fetch_add(1, Relaxed);
+                            self.counters.unwritten();
                             self.state.lock().stats.home_reads += 1;
                             return Ok(ReadOutcome::Unwritten);
                         }

@@ -51,7 +51,8 @@ pub(crate) fn parse(line: &[u8], _page_size: u64) -> Result<Parsed, String> {
         format!("expected 4 comma-separated fields (op,page,ranges,new), found {n}")
     })?;
     let page = expect_u64(page, "a page number")?;
-    let ranges = std::str::from_utf8(trim(ranges)).map_err(|_| "ranges are not text".to_string())?;
+    let ranges =
+        std::str::from_utf8(trim(ranges)).map_err(|_| "ranges are not text".to_string())?;
     match trim(op) {
         b"R" | b"r" => {
             if !ranges.is_empty() || !trim(new).is_empty() {
@@ -80,7 +81,9 @@ mod tests {
         assert_eq!(parse(b"W,7,0:24;100:8,0", 0), Ok(Parsed::One(Op::Write, 7)));
         assert_eq!(parse(b"W,7,0:8192,1", 0), Ok(Parsed::One(Op::Write, 7)));
         assert!(parse(b"W,7,0:0,0", 0).unwrap_err().contains("length 0"));
-        assert!(parse(b"W,7,0:8,3", 0).unwrap_err().contains("new 0, 1 or 2"));
+        assert!(parse(b"W,7,0:8,3", 0)
+            .unwrap_err()
+            .contains("new 0, 1 or 2"));
         assert!(parse(b"R,7,0:8,", 0).unwrap_err().contains("no ranges"));
         assert!(parse(b"R,7", 0).unwrap_err().contains("4 comma-separated"));
         assert!(is_header(b"op,page,ranges,new"));

@@ -1,0 +1,497 @@
+//! The log-structured store: pages written out of place, sequentially, into segments, with
+//! a cleaner reclaiming the space of overwritten copies — the non-in-place-update (NIPU)
+//! write path.
+//!
+//! Paper: Yongkun Wang, Kazuo Goda and Masaru Kitsuregawa, "Evaluating Non-In-Place Update
+//! Techniques for Flash-Based Transaction Processing Systems", DEXA 2009 (text in
+//! `../shared/papers/nipu-evaluation.txt`): §3 the technique (logical in-place updates
+//! turned into sequential out-of-place writes through an address table, garbage
+//! collection reclaiming obsolete blocks), §4.1 the setting (NILFS2, 8 MB segments of 4 KB
+//! blocks), §4.6 the cleaner's knobs (cleaning interval CI, segments per clean NSPC,
+//! protection period PP). The mechanisms follow the papers it builds on: Sprite LFS
+//! (Rosenblum & Ousterhout, TOCS 1992: segments, summary blocks, greedy and cost-benefit
+//! cleaning, checkpoints and roll-forward, §3–§4) and NILFS2 (Konishi et al., OSR 2006;
+//! `nilfs_cleanerd`: oldest-first selection, protection period, min/max clean segments).
+//! The modern scheme is SepBIT (Wang et al., FAST 2022). See `design.md` §4.
+//!
+//! # Layout
+//! Superblock, two checkpoint slots, then segments ([`layout`]). A segment's blocks are
+//! data blocks, each the caller's page with a stamp in its header ([`stamp`]: a sequence
+//! number, the durable horizon when it was written, and a checksum bound to the store's
+//! salt and the block's address), followed by the segment's summary ([`summary`]: page id,
+//! version, sequence and checksum per block), written when the segment is full. The map
+//! ([`map`]) is 4 bytes per page; the usage table ([`usage`]) keeps live counts,
+//! last-modified times and the free-segment pool.
+//!
+//! # Writes
+//! Caller pages are appended to the head the placement names ([`placement`]), each as the
+//! next block of its head's open segment; a call's blocks go out in order with one device
+//! request (`writer`). Overwrites invalidate the old copy (its segment's live count
+//! drops). Nothing is held back in memory: a write has reached the device when the call
+//! returns.
+//!
+//! # Durability (design.md §6)
+//! `sync()` is one device sync (the blocks are the segment tails; their stamps carry the
+//! durable horizon recovery reads), then, if it promised blocks no checkpoint covers, a
+//! commit of that promise to the A/B state record behind the superblock ([`crate::state`]:
+//! two copies, two syncs) — so that a synced block of the tail damaged at rest is reported
+//! rather than cut as torn (regression test `regression_log_store_damaged_synced_tail`).
+//! A checkpoint ([`checkpoint`]) adds two syncs: one before (every block it covers is
+//! durable) and one after writing the slot. Rules the crash suite holds the store to:
+//! 1. Live blocks are never overwritten: a segment is written again only after it has no
+//!    live block left and a checkpoint newer than all its blocks is durable (pre-free
+//!    segments, [`usage`]); the checkpoint's first sync makes the newer copies durable.
+//! 2. Recovery (`recovery`) starts from the newest valid checkpoint and applies the
+//!    valid blocks written after it in sequence order. A torn tail (never promised by a
+//!    sync) is cut; a promised block that fails its checksum stays mapped, so reading it
+//!    reports corruption instead of returning an older copy; a promised block that cannot
+//!    be attributed to a page makes the open fail.
+//! 3. A damaged checkpoint slot makes recovery use the other one.
+//! 4. Any device error poisons the store (fail-stop).
+//!
+//! Torn writes are masked: an unsynced block that tore fails its checksum and is cut
+//! with the rest of the tail, so after a crash every page is its old or a new version,
+//! never reported corrupt.
+//!
+//! # Cleaning
+//! Foreground when a caller's write finds no segment beyond the cleaner's reserve;
+//! background on the configured clock with the paper's knobs (`cleaner`). Victim rules
+//! ([`victim`]): greedy, cost-benefit, oldest-first, SepBIT's selection.
+//!
+//! # Concurrency
+//! One read-write lock: reads share it (and read the device under it); writes, syncs and
+//! the cleaner take it exclusively.
+//!
+//! # Memory
+//! The map is 4 bytes per page id; SepBIT adds 4 bytes per page id of last-write times
+//! (8 in all); the usage table is a few dozen bytes per segment; each open segment keeps
+//! its summary entries (28 bytes per block written) until it is sealed
+//! ([`LogStore::memory`]).
+
+mod bytes;
+pub mod checkpoint;
+mod cleaner;
+mod clock;
+pub mod config;
+mod invariants;
+pub mod layout;
+mod lifecycle;
+pub mod map;
+pub mod options;
+pub mod placement;
+mod recovery;
+mod scan;
+pub mod stamp;
+mod state;
+pub mod stats;
+pub mod summary;
+pub mod usage;
+pub mod victim;
+mod writer;
+
+pub use config::{CleanerConfig, CleanerKind, LogStoreConfig, TimeBase};
+pub use layout::{BlockAddr, Layout, SegmentId};
+pub use stats::{LogStoreStats, MemoryReport, RecoveryReport};
+
+use crate::counters::StoreCounters;
+use crate::state::StateArea;
+use crate::{PageStore, PageWrite, Poison, ReadOutcome, StoreError, StoreStats};
+use clock::Clock;
+use flashbuf_core::page::{self, PageCheckError};
+use flashbuf_core::{DeviceStats, DirtyRanges, PageId};
+use flashbuf_device::Device;
+use lifecycle::STATE_COPY_BYTES;
+use parking_lot::RwLock;
+use state::{Background, Ctx, Head, State, WriteQueue};
+use usage::UsageTable;
+
+/// Kind name written in the superblock.
+pub const KIND: &str = "log-structured";
+
+/// The log-structured store (see the [module docs](self)).
+///
+/// ```
+/// use flashbuf_core::{page, DirtyRanges, PageId};
+/// use flashbuf_device::MemDevice;
+/// use flashbuf_store::log_store::{LogStore, LogStoreConfig, TimeBase};
+/// use flashbuf_store::{PageStore, ReadOutcome};
+/// let cfg = LogStoreConfig {
+///     segment_bytes: 16 * 4096,
+///     capacity_bytes: Some(4 << 20),
+///     align_bytes: 4096,
+///     time_base: TimeBase::Writes,
+///     ..LogStoreConfig::with_page_size(4096)
+/// };
+/// let store = LogStore::create(MemDevice::new(0), cfg.clone())?;
+/// let mut p = vec![0u8; 4096];
+/// let mut last = vec![0u8; 300];
+/// let mut rng = flashbuf_core::rng::SplitMix64::new(1);
+/// for i in 0..6000u64 {
+///     // Skewed random overwrites leave segments partly live: the cleaner must copy.
+///     let pid = if rng.below(4) == 0 { rng.below(300) } else { rng.below(60) };
+///     p[100] = i as u8;
+///     last[pid as usize] = i as u8;
+///     page::seal(&mut p, PageId(pid), i + 1);
+///     store.write_page(PageId(pid), &p, &DirtyRanges::full(4096))?;
+/// }
+/// store.sync()?;
+/// assert!(store.log_stats().segments_cleaned > 0);
+/// store.check_invariants().map_err(flashbuf_store::StoreError::Invalid)?;
+/// let store = LogStore::open(store.into_device(), cfg)?;
+/// let mut q = vec![0u8; 4096];
+/// assert_eq!(store.read_page(PageId(7), &mut q)?, ReadOutcome::Found);
+/// assert_eq!(q[100], last[7]);
+/// # Ok::<(), flashbuf_store::StoreError>(())
+/// ```
+#[derive(Debug)]
+pub struct LogStore<D: Device> {
+    dev: D,
+    cfg: LogStoreConfig,
+    layout: Layout,
+    salt: u64,
+    poison: Poison,
+    state: RwLock<State>,
+    /// The A/B state record: the extent, and the promise of the last caller's sync.
+    state_area: StateArea,
+    counters: StoreCounters,
+}
+
+impl<D: Device> LogStore<D> {
+    fn check_device(dev: &D, cfg: &LogStoreConfig) -> Result<(), StoreError> {
+        cfg.validate()?;
+        crate::checks::check_alignment(dev, cfg.page_size)
+    }
+
+    fn new_state(dev: &D, cfg: &LogStoreConfig, layout: &Layout) -> State {
+        let (rule, placement) = cfg.cleaner.kind.build(layout.logical_pages);
+        let heads = (0..placement.heads()).map(|c| Head::new(c as u8)).collect();
+        State {
+            map: map::L2pMap::new(layout.logical_pages),
+            usage: UsageTable::new(layout.segments),
+            heads,
+            queue: WriteQueue::new(cfg.page_size),
+            placement,
+            rule,
+            next_seq: 1,
+            seq_limit: 1,
+            next_epoch: 1,
+            durable_seq: 1,
+            unsynced: false,
+            generation: 0,
+            sealed_since_checkpoint: 0,
+            user_writes: 0,
+            covered_seq: 0,
+            clock: Clock::new(cfg.time_base, 0.0, dev),
+            background: Background::default(),
+            stats: LogStoreStats::default(),
+            device_base: dev.stats(),
+            recovery: None,
+        }
+    }
+
+    fn assemble(
+        dev: D,
+        cfg: LogStoreConfig,
+        (layout, salt): (Layout, u64),
+        state: State,
+        state_area: StateArea,
+    ) -> Self {
+        Self {
+            dev,
+            cfg,
+            layout,
+            salt,
+            poison: Poison::default(),
+            state: RwLock::new(state),
+            state_area,
+            counters: StoreCounters::default(),
+        }
+    }
+
+    fn ctx(&self) -> Ctx<'_, D> {
+        Ctx {
+            dev: &self.dev,
+            layout: &self.layout,
+            cfg: &self.cfg,
+            salt: self.salt,
+            poison: &self.poison,
+        }
+    }
+
+    /// The device.
+    pub fn device(&self) -> &D {
+        &self.dev
+    }
+
+    /// Consumes the store, returning the device (buffered logs not synced are lost).
+    pub fn into_device(self) -> D {
+        self.dev
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &LogStoreConfig {
+        &self.cfg
+    }
+
+    /// The layout on the device.
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+
+    /// The store's counters.
+    pub fn log_stats(&self) -> LogStoreStats {
+        self.state.read().stats
+    }
+
+    /// What the last recovery found (`None` for a store created by this process).
+    pub fn recovery_report(&self) -> Option<RecoveryReport> {
+        self.state.read().recovery
+    }
+
+    /// Free, pre-free and used segments now.
+    pub fn segment_counts(&self) -> (u32, u32, u32) {
+        let st = self.state.read();
+        let (f, p) = (st.usage.free_count(), st.usage.prefree_count());
+        (f, p, self.layout.segments - f - p)
+    }
+
+    /// The block `pid` lives in, if it was ever written (tests damage blocks through it).
+    pub fn location(&self, pid: PageId) -> Option<BlockAddr> {
+        self.state.read().map.get(pid.0)
+    }
+
+    /// Pages mapped now.
+    pub fn live_pages(&self) -> u64 {
+        self.state.read().map.mapped()
+    }
+
+    /// Memory of the per-page and per-segment structures.
+    pub fn memory(&self) -> MemoryReport {
+        self.memory_of(&self.state.read())
+    }
+
+    /// Checkpoints now (flushing every head).
+    pub fn checkpoint(&self) -> Result<(), StoreError> {
+        self.poison.check()?;
+        self.state.write().checkpoint(&self.ctx())
+    }
+
+    /// Checks a page handed over for writing; its page id must be one the store holds.
+    fn check_write(&self, pid: PageId, page: &[u8]) -> Result<(), StoreError> {
+        crate::checks::check_sealed(pid, page, self.cfg.page_size)?;
+        if pid.0 >= self.layout.logical_pages {
+            return Err(StoreError::Full(format!(
+                "{pid} is beyond the store's {} page ids",
+                self.layout.logical_pages
+            )));
+        }
+        Ok(())
+    }
+
+    /// Refuses new pages beyond what the store can hold (before any I/O).
+    fn check_room(&self, st: &State, new_pages: u64) -> Result<(), StoreError> {
+        let cx = self.ctx();
+        let max = cx.max_live_pages();
+        if new_pages > 0 && st.map.mapped() + new_pages > max {
+            return Err(StoreError::Full(format!(
+                "{} pages live and {new_pages} new: the store holds at most {max} ({} segments of {} blocks, {} kept for the cleaner and the open segments)",
+                st.map.mapped(),
+                self.layout.segments,
+                self.layout.segment_blocks,
+                self.cfg.kept_segments()
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl<D: Device> PageStore for LogStore<D> {
+    fn name(&self) -> &'static str {
+        KIND
+    }
+
+    fn page_size(&self) -> usize {
+        self.cfg.page_size
+    }
+
+    fn read_page(&self, pid: PageId, buf: &mut [u8]) -> Result<ReadOutcome, StoreError> {
+        self.poison.check()?;
+        crate::checks::check_buf(buf.len(), self.cfg.page_size)?;
+        self.counters.read();
+        let st = self.state.read();
+        let Some(addr) = st.map.get(pid.0) else {
+            buf.fill(0);
+            self.counters.unwritten();
+            return Ok(ReadOutcome::Unwritten);
+        };
+        self.poison
+            .guard(self.dev.read_at(self.layout.addr_byte_offset(addr), buf))?;
+        drop(st);
+        let reason = match stamp::check(buf, self.salt, addr) {
+            Some(s) if s.pid != pid.0 => PageCheckError::WrongPage {
+                found: PageId(s.pid),
+            },
+            // The cleaner's copy of a block that had failed its checksum.
+            Some(s) if s.damaged() => PageCheckError::Checksum {
+                stored: s.crc,
+                computed: 0,
+            },
+            Some(_) => {
+                stamp::restore(buf);
+                return Ok(ReadOutcome::Found);
+            }
+            None if buf[4..8] != flashbuf_core::page::PAGE_MAGIC => {
+                let mut found = [0u8; 4];
+                found.copy_from_slice(&buf[4..8]);
+                PageCheckError::BadMagic { found }
+            }
+            None => PageCheckError::Checksum {
+                stored: u32::from_le_bytes([buf[0], buf[1], buf[2], buf[3]]),
+                computed: stamp::expected_crc(buf, self.salt, addr),
+            },
+        };
+        buf.fill(0);
+        Err(StoreError::Corrupt { pid, reason })
+    }
+
+    fn write_page(&self, pid: PageId, page: &[u8], _dirty: &DirtyRanges) -> Result<(), StoreError> {
+        self.poison.check()?;
+        self.check_write(pid, page)?;
+        let cx = self.ctx();
+        let mut st = self.state.write();
+        self.check_room(&st, u64::from(st.map.get(pid.0).is_none()))?;
+        st.background_clean(&cx)?;
+        st.write_user(&cx, pid.0, page::version_of(page), page)?;
+        st.flush_queue(&cx)?;
+        st.checkpoint_if_due(&cx)?;
+        self.counters.wrote(1);
+        Ok(())
+    }
+
+    fn write_pages(&self, batch: &[PageWrite<'_>]) -> Result<(), StoreError> {
+        self.poison.check()?;
+        for w in batch {
+            self.check_write(w.pid, w.page)?;
+        }
+        let cx = self.ctx();
+        let mut st = self.state.write();
+        let mut new: Vec<u64> = batch
+            .iter()
+            .map(|w| w.pid.0)
+            .filter(|&p| st.map.get(p).is_none())
+            .collect();
+        new.sort_unstable();
+        new.dedup();
+        self.check_room(&st, new.len() as u64)?;
+        st.background_clean(&cx)?;
+        for w in batch {
+            st.write_user(&cx, w.pid.0, page::version_of(w.page), w.page)?;
+        }
+        st.flush_queue(&cx)?;
+        st.checkpoint_if_due(&cx)?;
+        self.counters.wrote(batch.len() as u64);
+        self.counters.batch();
+        Ok(())
+    }
+
+    fn sync(&self) -> Result<(), StoreError> {
+        self.poison.check()?;
+        let mut st = self.state.write();
+        st.sync(&self.ctx())?;
+        self.promise(&mut st)?;
+        self.counters.synced();
+        Ok(())
+    }
+
+    fn stats(&self) -> StoreStats {
+        self.counters.stats()
+    }
+
+    fn device_stats(&self) -> DeviceStats {
+        self.dev.stats()
+    }
+
+    fn check_invariants(&self) -> Result<(), String> {
+        self.state.read().check_invariants(&self.ctx())
+    }
+
+    fn report(&self) -> Vec<(String, f64)> {
+        let st = self.state.read();
+        let dev = self.dev.stats() - st.device_base;
+        let mem = self.memory_of(&st);
+        let (free, prefree) = (st.usage.free_count(), st.usage.prefree_count());
+        let capacity = self.layout.segments as f64 * self.cfg.data_blocks_per_segment() as f64;
+        let mut extra: Vec<(&'static str, f64)> = vec![
+            ("live_pages", st.map.mapped() as f64),
+            ("utilization", st.map.mapped() as f64 / capacity.max(1.0)),
+            ("segments", f64::from(self.layout.segments)),
+            ("free_segments", f64::from(free)),
+            ("prefree_segments", f64::from(prefree)),
+            ("map_bytes_per_page", mem.map_bytes_per_page),
+            ("per_page_bytes", mem.per_page_bytes),
+        ];
+        if let Some(r) = st.recovery {
+            extra.push(("recovery_device_time_us", r.device_time_us));
+            extra.push(("recovery_wall_time_us", r.wall_time_us));
+            extra.push((
+                "recovery_blocks_rolled_forward",
+                r.blocks_rolled_forward as f64,
+            ));
+        }
+        extra.extend(st.placement.report());
+        stats::report(&st.stats, &dev, self.cfg.page_size, &extra)
+    }
+}
+
+impl<D: Device> LogStore<D> {
+    /// Records what a caller's sync promised (every block below `durable_seq`) in the
+    /// state record, unless the newest checkpoint or an earlier promise covers it: without
+    /// it, damage at rest to a synced block of the log's tail (after which no block
+    /// carries a newer durable horizon) would look like a torn tail and the pages would
+    /// come back older (found by the damage-at-rest fuzzer; regression test
+    /// `regression_log_store_damaged_synced_tail`).
+    fn promise(&self, st: &mut State) -> Result<(), StoreError> {
+        let covered = st.covered_seq.max(promise_of(&self.state_area));
+        if st.durable_seq <= covered {
+            return Ok(());
+        }
+        self.state_area.commit(
+            &self.dev,
+            &self.poison,
+            None,
+            Some(st.durable_seq.to_le_bytes().to_vec()),
+        )?;
+        st.stats.promises += 1;
+        st.stats.promise_blocks += 2 * STATE_COPY_BYTES.div_ceil(self.cfg.page_size as u64);
+        st.stats.device_syncs += 2;
+        Ok(())
+    }
+
+    fn memory_of(&self, st: &State) -> MemoryReport {
+        let pages = self.layout.logical_pages.max(1) as f64;
+        let map_bytes = st.map.memory_bytes();
+        let placement_bytes = st.placement.memory_bytes();
+        MemoryReport {
+            logical_pages: self.layout.logical_pages,
+            map_bytes,
+            placement_bytes,
+            map_bytes_per_page: map_bytes as f64 / pages,
+            per_page_bytes: (map_bytes + placement_bytes) as f64 / pages,
+            usage_bytes: std::mem::size_of_val(st.usage.rows()),
+            buffer_bytes: st.queue.buf.len()
+                + st.heads
+                    .iter()
+                    .map(|h| h.entries.capacity() * std::mem::size_of::<summary::Entry>())
+                    .sum::<usize>(),
+        }
+    }
+}
+
+/// The promise the state record holds: every block with a lower sequence was durable when
+/// a caller's sync returned (0 if none was recorded).
+pub(crate) fn promise_of(area: &StateArea) -> u64 {
+    let p = area.record().payload;
+    p.get(..8)
+        .and_then(|b| <[u8; 8]>::try_from(b).ok())
+        .map_or(0, u64::from_le_bytes)
+}
