@@ -7,9 +7,9 @@
 //! §3 experiments, Figures 1–6). A write-back stores only the bytes of the page that
 //! changed, as a log in the write-optimized buffer (WOB, [`wob`]); a full WOB is flushed
 //! into log pages ([`log_space`]), each page's previous log copied forward so that a read
-//! needs the data page plus at most one log page ([`read`]); the mapping table
+//! needs the data page plus at most one log page (`read`); the mapping table
 //! ([`mapping`]) links pages to their log; logs that grow to half a page, or a log space
-//! that runs short, are merged into the data pages ([`write`], [`merge`]).
+//! that runs short, are merged into the data pages ([`write`], `merge`).
 //!
 //! The pool hands the store the merged [`DirtyRanges`] of each write-back: that is what
 //! the logs hold (plus the page header), so only changed bytes reach the log space.
@@ -19,9 +19,9 @@
 //!   newest bytes ([`log`]).
 //! - A merge because a page's logs reached the threshold happens when the page is
 //!   written, from the newest bytes the caller hands over ([`write`]); the log-space merge
-//!   reads home and log pages as the paper's does ([`merge`]).
+//!   reads home and log pages as the paper's does (`merge`).
 //! - The log space is filled in order within a generation; the log-space merge starts the
-//!   next generation ([`log_space`], [`merge`]).
+//!   next generation ([`log_space`], `merge`).
 //!
 //! # Durability (design.md §6; the paper is silent, its WOB is volatile)
 //! - `sync()` flushes the WOB into log pages and syncs the device; if it wrote log pages,
@@ -31,11 +31,11 @@
 //!   carry page ids and the version they produce ([`log_space`], [`log`]).
 //! - Recovery scans the log space, rebuilds the mapping table and keeps every page's
 //!   records newest first; the first read picks the newest that applies to the home page
-//!   ([`recovery`], [`read`]). A damaged log page a sync promised is reported (the store
+//!   (`recovery`, `read`). A damaged log page a sync promised is reported (the store
 //!   refuses to open naming it; at run time [`StoreError::DamagedLog`]), never skipped.
 //! - A log-space merge writes the home pages and syncs before it switches generation; home
 //!   pages holding only synced data go through a double-write area first, so that a torn
-//!   home write never loses synced data ([`merge`]).
+//!   home write never loses synced data (`merge`).
 //! - Every device error poisons the store (fail-stop).
 //!
 //! # Memory
@@ -47,7 +47,7 @@
 //! # Concurrency
 //! One mutex guards the WOB, the mapping table and the log space, and device I/O happens
 //! under it (a read's home page, log page and WOB logs must come from one state). The
-//! data area grows under the shared [`Growth`] lock.
+//! data area grows under the shared `Growth` lock.
 
 mod check;
 pub mod layout;
@@ -245,7 +245,7 @@ impl<D: Device> IclStore<D> {
         Ok(Self::new(dev, cfg, layout, salt, extent))
     }
 
-    /// Opens an existing store and recovers it (see [`recovery`]). Refuses a device holding
+    /// Opens an existing store and recovers it (see `recovery`). Refuses a device holding
     /// another kind of store, another page size or other area sizes, saying which.
     pub fn open(dev: D, cfg: IclConfig) -> Result<Self, StoreError> {
         Self::check_config(&dev, &cfg)?;

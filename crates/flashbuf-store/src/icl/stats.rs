@@ -1,6 +1,6 @@
 //! ICL's counters by kind (issue 15, item 6): data-page and log-page reads and writes by
 //! the path that caused them, merges, flushes, WOB bytes, recovery; exposed to the lab as
-//! [`crate::PageStore::counters`] (name and value, in this order).
+//! [`crate::PageStore::report`] (name and value, in this order).
 //!
 //! The paper's figures count page reads and page writes of each method (ICL paper §3,
 //! Figure 5): ICL's page writes are [`IclStats::page_writes`], its page reads
