@@ -9,6 +9,7 @@ mod cmd_mrc;
 mod cmd_profile;
 mod cmd_replay;
 mod cmd_reproduce;
+mod cmd_run;
 mod cmd_torture;
 mod common;
 
@@ -43,6 +44,10 @@ enum Command {
     Mrc(cmd_mrc::MrcArgs),
     /// uFLIP-style device profile of a simulated device or a real file.
     Profile(cmd_profile::ProfileArgs),
+    /// Run an engine workload (TPC-C-like, TPC-B-like, CFDC's mix) on the native B+-tree
+    /// engine or on SQLite, over policy × store × device: throughput, response times, I/O,
+    /// and the workload's consistency conditions.
+    Run(cmd_run::RunArgs),
     /// Reproduce a paper's experiments on the simulated counterpart devices.
     Reproduce(cmd_reproduce::ReproduceArgs),
     /// Crash torture: simulated power cuts (--sim), or a real process writing and syncing a
@@ -66,6 +71,7 @@ fn main() -> ExitCode {
         Command::Mrc(a) => cmd_mrc::run(a),
         Command::Profile(a) => cmd_profile::run(a),
         Command::Reproduce(a) => cmd_reproduce::run(a),
+        Command::Run(a) => cmd_run::run(a),
         Command::Torture(a) => cmd_torture::run(a),
         Command::Check(a) => cmd_check::run(a),
         Command::List(a) => cmd_list::run(a),

@@ -44,6 +44,9 @@ pub enum LabError {
     /// An invariant check (`--paranoid`) failed.
     #[error("invariant violated: {0}")]
     Invariant(String),
+    /// An engine run (`flashbuf run`) failed: the workload's or SQLite's error.
+    #[error("engine run failed: {0}")]
+    Engine(String),
 }
 
 impl LabError {
