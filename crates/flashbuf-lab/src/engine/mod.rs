@@ -364,7 +364,7 @@ fn sqlite(
     let w = flashbuf_sqlite::sql::parse_sql_workload(&cfg.workload)?;
     let (conn, flash) = db.split_mut();
     let r = flashbuf_sqlite::sql::driver::run(&*w, conn, Some(flash), rc).map_err(sql_err)?;
-    let f = r.flash.clone().unwrap_or_else(|| flash.stats());
+    let f = r.flash.unwrap_or_else(|| flash.stats());
     let mut out = base(cfg, frames, f.device);
     out.transactions = r.transactions;
     out.load_seconds = r.load_seconds;
