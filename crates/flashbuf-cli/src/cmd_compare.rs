@@ -5,7 +5,7 @@ use clap::Args;
 use flashbuf_lab::compare::{compare, Matrix};
 use flashbuf_lab::registry::{validate_devices, validate_policy, validate_store};
 use flashbuf_lab::result::{csv, json, legend, table};
-use flashbuf_lab::spec::{ConfigError, Spec};
+use flashbuf_lab::spec::Spec;
 use flashbuf_lab::sweep;
 use flashbuf_lab::{BufferSize, LabError};
 use std::process::ExitCode;
@@ -91,21 +91,7 @@ fn specs(
         .iter()
         .map(|(f, n)| {
             let named = |e: LabError| LabError::Usage(format!("{f} {n}: {e}"));
-            let spec = flashbuf_lab::spec::parse(n).map_err(|e| {
-                // An unknown name reads better than the syntax error it caused
-                // (`simm:mtron`: "unknown device 'simm'", not "'mtron' is not key=value").
-                let name = n.split(':').next().unwrap_or_default().trim();
-                let bare = Spec {
-                    name: name.to_string(),
-                    ..Spec::default()
-                };
-                match check(&bare) {
-                    Err(unknown @ LabError::Config(ConfigError::UnknownName { .. })) => {
-                        named(unknown)
-                    }
-                    _ => named(e),
-                }
-            })?;
+            let spec = crate::common::parse_component(f, n, &check)?;
             let grid = sweep::expand(&spec).map_err(named)?;
             for s in &grid {
                 check(s).map_err(|e| LabError::Usage(format!("{f} {n}: {s}: {e}")))?;

@@ -72,17 +72,16 @@ fn config(a: &RunArgs) -> Result<EngineConfig, LabError> {
     };
     let capacity_bytes = flashbuf_lab::spec::parse_bytes(&a.capacity)
         .map_err(|e| LabError::Usage(format!("--capacity {}: {e}", a.capacity)))?;
-    let named = |flag: &str, v: &str| {
-        flashbuf_lab::spec::parse(v).map_err(|e| LabError::Usage(format!("{flag} {v}: {e}")))
-    };
+    use crate::common::parse_component;
+    use flashbuf_lab::registry::{validate_devices, validate_policy, validate_store};
     Ok(EngineConfig {
         engine: a.engine.parse::<Engine>()?,
         workload: a.workload.clone(),
         threads: a.threads,
         limit,
-        policy: named("--policy", &a.policy)?,
-        store: named("--store", &a.store)?,
-        device: named("--device", &a.device)?,
+        policy: parse_component("--policy", &a.policy, &validate_policy)?,
+        store: parse_component("--store", &a.store, &|s| validate_store(s, a.page_size))?,
+        device: parse_component("--device", &a.device, &|s| validate_devices([s]))?,
         buffer_pages: a.buffer_pages,
         page_size: a.page_size,
         capacity_bytes,

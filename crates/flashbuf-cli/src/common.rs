@@ -198,6 +198,33 @@ pub fn print(s: &str) -> Result<(), LabError> {
     Ok(())
 }
 
+/// Parses the component `text` given to `flag`; an error names the flag and the value, and
+/// an unknown name reads better than the syntax error it caused (`simm:mtron`: "unknown
+/// device 'simm'", not "'mtron' is not key=value"). `check` validates the bare name.
+pub fn parse_component(
+    flag: &str,
+    text: &str,
+    check: &dyn Fn(&flashbuf_lab::spec::Spec) -> Result<(), LabError>,
+) -> Result<flashbuf_lab::spec::Spec, LabError> {
+    use flashbuf_lab::spec::{ConfigError, Spec};
+    let named = |e: LabError| LabError::Usage(format!("{flag} {text}: {e}"));
+    flashbuf_lab::spec::parse(text).map_err(|e| {
+        let bare = Spec {
+            name: text
+                .split(':')
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_string(),
+            ..Spec::default()
+        };
+        match check(&bare) {
+            Err(unknown @ LabError::Config(ConfigError::UnknownName { .. })) => named(unknown),
+            _ => named(e),
+        }
+    })
+}
+
 pub fn replay_config(a: &ReplayArgs) -> Result<RunConfig, LabError> {
     let buffer = match (a.buffer_pages, a.buffer_ratio) {
         (Some(n), _) => BufferSize::Pages(n),
@@ -207,9 +234,10 @@ pub fn replay_config(a: &ReplayArgs) -> Result<RunConfig, LabError> {
         (None, None) => BufferSize::Ratio(0.03),
     };
     let mut cfg = base_config(&a.common, buffer)?;
-    cfg.policy = flashbuf_lab::spec::parse(&a.policy)?;
-    cfg.store = flashbuf_lab::spec::parse(&a.store)?;
-    cfg.device = flashbuf_lab::spec::parse(&a.device)?;
+    use flashbuf_lab::registry::{validate_devices, validate_policy, validate_store};
+    cfg.policy = parse_component("--policy", &a.policy, &validate_policy)?;
+    cfg.store = parse_component("--store", &a.store, &|s| validate_store(s, cfg.page_size))?;
+    cfg.device = parse_component("--device", &a.device, &|s| validate_devices([s]))?;
     Ok(cfg)
 }
 

@@ -228,6 +228,10 @@ fn sweeps_lists_ranges_grids_and_clear_refusals() {
             "a page size is a power of two from 512 to 65536 bytes",
         ),
         (
+            &["replay", "--device", "simm:mtron"][..],
+            "--device simm:mtron: unknown device 'simm'",
+        ),
+        (
             &["mrc", "--page-size", "0"][..],
             "the page size is a whole number of bytes from 1",
         ),
