@@ -61,7 +61,7 @@ impl DirectStoreConfig {
 pub const KIND: &str = "direct";
 
 /// Bytes of one copy of the direct store's state record (header only: the extent).
-const STATE_COPY_BYTES: u64 = 4096;
+const STATE_COPY_BYTES: u64 = crate::state::SMALL_COPY_BYTES;
 
 /// The in-place store.
 ///
@@ -141,12 +141,7 @@ impl<D: Device> DirectStore<D> {
         Self::check_config(&cfg)?;
         let sb = Superblock::read(&dev)?;
         sb.expect(KIND, cfg.page_size, 0)?;
-        if u64::from(sb.state_copy_bytes) != STATE_COPY_BYTES {
-            return Err(StoreError::Format(format!(
-                "direct store with a state record of {} bytes (expected {STATE_COPY_BYTES}): the store is corrupt",
-                sb.state_copy_bytes
-            )));
-        }
+        StateArea::check_copy_size(&sb, STATE_COPY_BYTES, "direct")?;
         let reserved = Superblock::reserved_bytes(cfg.page_size);
         if sb.data_offset < reserved {
             return Err(StoreError::Format(format!(
@@ -170,10 +165,9 @@ impl<D: Device> DirectStore<D> {
                 sb.data_offset
             )));
         }
-        let (state, _) = StateArea::load(&dev, STATE_COPY_BYTES, sb.salt)?;
         // A file shorter than its durable extent lost pages that were synced (regression
         // test `regression_truncated_store`).
-        state.check_extent(&dev)?;
+        let state = StateArea::load_checked(&dev, STATE_COPY_BYTES, sb.salt)?;
         // The data area only ever grows by whole pages: anything else is a truncated or
         // damaged file (regression test `regression_direct_truncated_data_area`).
         let data_bytes = dev.len() - sb.data_offset;

@@ -153,6 +153,10 @@ pub(crate) struct LoadNote {
     pub(crate) other_damaged: bool,
 }
 
+/// Bytes of one copy of the state record for stores whose record holds little besides the
+/// data extent (direct, ICL, log-structured).
+pub(crate) const SMALL_COPY_BYTES: u64 = 4096;
+
 impl StateArea {
     /// Byte offset of copy `k` (0: A, 1: B).
     fn offset(&self, k: u64) -> u64 {
@@ -247,6 +251,34 @@ impl StateArea {
             },
             LoadNote { other_damaged },
         ))
+    }
+
+    /// Refuses a superblock naming another state record size than `copy_bytes` (`kind`
+    /// names the store in the message).
+    pub(crate) fn check_copy_size(
+        sb: &Superblock,
+        copy_bytes: u64,
+        kind: &str,
+    ) -> Result<(), StoreError> {
+        if u64::from(sb.state_copy_bytes) != copy_bytes {
+            return Err(StoreError::Format(format!(
+                "{kind} store with a state record of {} bytes (expected {copy_bytes}): the store is corrupt",
+                sb.state_copy_bytes
+            )));
+        }
+        Ok(())
+    }
+
+    /// [`Self::load`], then refuses a device shorter than the durable extent (a file that
+    /// lost pages that were synced).
+    pub(crate) fn load_checked(
+        dev: &dyn Device,
+        copy_bytes: u64,
+        salt: u64,
+    ) -> Result<Self, StoreError> {
+        let (area, _) = Self::load(dev, copy_bytes, salt)?;
+        area.check_extent(dev)?;
+        Ok(area)
     }
 
     /// The durable record (as of the last commit).

@@ -83,7 +83,7 @@ pub const KIND: &str = "icl";
 
 /// Bytes of one copy of the shared state record (which holds the data area's durable
 /// extent, as the direct store's does; ICL's own promises are its generation records).
-const STATE_COPY_BYTES: u64 = 4096;
+const STATE_COPY_BYTES: u64 = crate::state::SMALL_COPY_BYTES;
 
 /// What the mutex guards.
 #[derive(Debug)]
@@ -269,15 +269,8 @@ impl<D: Device> IclStore<D> {
                 layout.data_offset
             )));
         }
-        if u64::from(sb.state_copy_bytes) != STATE_COPY_BYTES {
-            return Err(StoreError::Format(format!(
-                "ICL store with a state record of {} bytes (expected {STATE_COPY_BYTES}): the store is corrupt",
-                sb.state_copy_bytes
-            )));
-        }
-        let (extent, _) = StateArea::load(&dev, STATE_COPY_BYTES, sb.salt)?;
-        // A file shorter than its durable extent lost home pages that were synced.
-        extent.check_extent(&dev)?;
+        StateArea::check_copy_size(&sb, STATE_COPY_BYTES, "ICL")?;
+        let extent = StateArea::load_checked(&dev, STATE_COPY_BYTES, sb.salt)?;
         let salt = sb.salt;
         let store = Self::new(dev, cfg, layout, salt, extent);
         {

@@ -16,7 +16,7 @@ use std::time::Instant;
 
 /// Bytes of one copy of the state record: the store keeps only the extent in it (its
 /// space is fixed at format time; the checkpoints live in slots of their own).
-pub(crate) const STATE_COPY_BYTES: u64 = 4096;
+pub(crate) const STATE_COPY_BYTES: u64 = crate::state::SMALL_COPY_BYTES;
 
 impl<D: Device> LogStore<D> {
     /// Formats `dev` as a new, empty store of `cfg.capacity_bytes` (or the device's
@@ -89,18 +89,12 @@ impl<D: Device> LogStore<D> {
         Self::check_device(&dev, &cfg)?;
         let sb = Superblock::read(&dev)?;
         sb.expect(KIND, cfg.page_size, sb.config_fingerprint)?;
-        if u64::from(sb.state_copy_bytes) != STATE_COPY_BYTES {
-            return Err(StoreError::Format(format!(
-                "log-structured store with a state record of {} bytes (expected {STATE_COPY_BYTES}): the store is corrupt",
-                sb.state_copy_bytes
-            )));
-        }
+        StateArea::check_copy_size(&sb, STATE_COPY_BYTES, "log-structured")?;
         let reserved = Superblock::reserved_bytes(cfg.page_size);
         let layout = Layout::decode_extra(&sb.extra, cfg.page_size, sb.data_offset, reserved)?;
         Self::check_format(&cfg, &layout)?;
         sb.expect(KIND, cfg.page_size, layout.fingerprint())?;
-        let (state_area, _) = StateArea::load(&dev, STATE_COPY_BYTES, sb.salt)?;
-        state_area.check_extent(&dev)?;
+        let state_area = StateArea::load_checked(&dev, STATE_COPY_BYTES, sb.salt)?;
         if state_area.data_end() != layout.total_bytes() {
             return Err(StoreError::Format(format!(
                 "state record says the store ends at byte {}, its layout at byte {}: the store is corrupt",
