@@ -209,25 +209,21 @@ impl Feed {
     }
 
     /// [`Self::collect_all`], unless the feed holds more than `max_refs` references: then
-    /// `None` (the rest is drained so the reader thread ends).
+    /// `None`, as soon as the budget is passed (dropping the feed ends the reader thread:
+    /// its next send fails).
     pub fn collect_up_to(
         mut self,
         max_refs: u64,
     ) -> Result<Option<(Vec<PageRef>, FeedSummary)>, LabError> {
         let mut all = Vec::new();
-        let mut over = false;
         while let Some(b) = self.next_batch()? {
-            if !over && (all.len() + b.len()) as u64 > max_refs {
-                over = true;
-                all = Vec::new();
+            if (all.len() + b.len()) as u64 > max_refs {
+                return Ok(None);
             }
-            if !over {
-                all.extend_from_slice(&b);
-            }
+            all.extend_from_slice(&b);
             self.recycle(b);
         }
-        let summary = self.finish()?;
-        Ok((!over).then_some((all, summary)))
+        Ok(Some((all, self.finish()?)))
     }
 
     /// The next batch of mapped references, or `None` at the end of the trace.
@@ -422,7 +418,7 @@ pub struct SharedTrace {
 
 impl SharedTrace {
     /// Decodes `path` with `opts` into memory, or `None` if it holds more than `max_refs`
-    /// references (the file is read to its end either way: errors in it come back here).
+    /// references (reading stops there; each run then reads the file itself).
     pub fn decode(
         path: &Path,
         format: Option<Format>,

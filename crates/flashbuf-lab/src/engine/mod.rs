@@ -272,7 +272,24 @@ pub fn run_engine(cfg: &EngineConfig) -> Result<EngineResult, LabError> {
     Ok(r)
 }
 
-fn base(cfg: &EngineConfig, frames: usize, dev: DeviceStats) -> EngineResult {
+/// What both drivers measure (the native `WorkloadResult`'s and SQLite's
+/// `SqlRunResult`'s common fields).
+struct Figures {
+    transactions: u64,
+    load_seconds: f64,
+    wall_seconds: f64,
+    tps_wall: f64,
+    device_seconds: f64,
+    tps_device: Option<f64>,
+    response_us_mean: f64,
+    response_us_p99: f64,
+    consistency: flashbuf_workload::Consistency,
+    by_kind: Vec<KindResult>,
+}
+
+/// The result of a run with its configuration, device counters and the drivers' figures;
+/// the pool and store counts are the engine's to fill.
+fn base(cfg: &EngineConfig, frames: usize, dev: DeviceStats, f: Figures) -> EngineResult {
     EngineResult {
         engine: cfg.engine,
         workload: cfg.workload.clone(),
@@ -283,18 +300,18 @@ fn base(cfg: &EngineConfig, frames: usize, dev: DeviceStats) -> EngineResult {
         page_size: cfg.page_size,
         threads: cfg.threads,
         seed: cfg.seed,
-        transactions: 0,
-        load_seconds: 0.0,
-        wall_seconds: 0.0,
-        tps_wall: 0.0,
-        device_seconds: 0.0,
-        tps_device: None,
-        response_us_mean: 0.0,
-        response_us_p99: 0.0,
-        consistency: false,
-        consistency_checked: Vec::new(),
-        consistency_failed: Vec::new(),
-        by_kind: Vec::new(),
+        transactions: f.transactions,
+        load_seconds: f.load_seconds,
+        wall_seconds: f.wall_seconds,
+        tps_wall: f.tps_wall,
+        device_seconds: f.device_seconds,
+        tps_device: f.tps_device,
+        response_us_mean: f.response_us_mean,
+        response_us_p99: f.response_us_p99,
+        consistency: f.consistency.ok(),
+        consistency_checked: f.consistency.checked,
+        consistency_failed: f.consistency.failed,
+        by_kind: f.by_kind,
         hits: 0,
         misses: 0,
         page_reads: 0,
@@ -320,19 +337,19 @@ fn native(
     let w = flashbuf_workload::parse_workload(&cfg.workload)?;
     let r = flashbuf_workload::run(&*w, &pool, rc)
         .map_err(|e| LabError::Engine(format!("{}: {e}", cfg.workload)))?;
-    let mut out = base(cfg, cfg.buffer_pages, r.device);
-    out.transactions = r.transactions;
-    out.load_seconds = r.load_seconds;
-    out.wall_seconds = r.wall_seconds;
-    out.tps_wall = r.tps_wall;
-    out.device_seconds = r.device_seconds;
-    out.tps_device = r.tps_device;
-    out.response_us_mean = r.response_us_mean;
-    out.response_us_p99 = r.response_us_p99;
-    out.consistency = r.consistency.ok();
-    out.consistency_checked = r.consistency.checked;
-    out.consistency_failed = r.consistency.failed;
-    out.by_kind = r.by_kind;
+    let figures = Figures {
+        transactions: r.transactions,
+        load_seconds: r.load_seconds,
+        wall_seconds: r.wall_seconds,
+        tps_wall: r.tps_wall,
+        device_seconds: r.device_seconds,
+        tps_device: r.tps_device,
+        response_us_mean: r.response_us_mean,
+        response_us_p99: r.response_us_p99,
+        consistency: r.consistency,
+        by_kind: r.by_kind,
+    };
+    let mut out = base(cfg, cfg.buffer_pages, r.device, figures);
     out.hits = r.pool.hits;
     out.misses = r.pool.misses;
     out.page_reads = r.pool.page_reads;
@@ -365,19 +382,19 @@ fn sqlite(
     let (conn, flash) = db.split_mut();
     let r = flashbuf_sqlite::sql::driver::run(&*w, conn, Some(flash), rc).map_err(sql_err)?;
     let f = r.flash.unwrap_or_else(|| flash.stats());
-    let mut out = base(cfg, frames, f.device);
-    out.transactions = r.transactions;
-    out.load_seconds = r.load_seconds;
-    out.wall_seconds = r.wall_seconds;
-    out.tps_wall = r.tps_wall;
-    out.device_seconds = r.device_seconds;
-    out.tps_device = r.tps_device;
-    out.response_us_mean = r.response_us_mean;
-    out.response_us_p99 = r.response_us_p99;
-    out.consistency = r.consistency.ok();
-    out.consistency_checked = r.consistency.checked;
-    out.consistency_failed = r.consistency.failed;
-    out.by_kind = r.by_kind;
+    let figures = Figures {
+        transactions: r.transactions,
+        load_seconds: r.load_seconds,
+        wall_seconds: r.wall_seconds,
+        tps_wall: r.tps_wall,
+        device_seconds: r.device_seconds,
+        tps_device: r.tps_device,
+        response_us_mean: r.response_us_mean,
+        response_us_p99: r.response_us_p99,
+        consistency: r.consistency,
+        by_kind: r.by_kind,
+    };
+    let mut out = base(cfg, frames, f.device, figures);
     if let Some(p) = f.pool {
         out.hits = p.hits;
         out.misses = p.misses;
