@@ -84,6 +84,10 @@ pub enum PageCheckError {
         /// The version promised.
         promised: u64,
     },
+    /// All bytes are zero, but the store recorded the page as written: its contents were
+    /// lost at rest (a store that records which pages it wrote reports this).
+    #[error("reads as all zeros, but it was written and synced (its contents were lost)")]
+    Zeroed,
     /// The buffer is not a valid page size.
     #[error("page buffer of {len} bytes is not a supported page size")]
     Size {

@@ -13,19 +13,29 @@
 //! recorded extent (a truncated file: its lost pages would read as never written) is
 //! refused.
 //!
+//! Which pages were ever written is recorded too ([`crate::written_map`], in the state
+//! record's payload, committed by the `sync` that follows a page's first write): a page
+//! that was written and synced but reads as all zeros lost its contents at rest and is
+//! reported corrupt ([`PageCheckError::Zeroed`]), never as unwritten (issue 11, regression
+//! test `regression_direct_zeroed_page`). Syncs that write no new page cost nothing extra.
+//!
 //! On-device structures: the superblock, the two state record copies, the pages. Damage
 //! to the superblock refuses the open; to one state copy, the other (an earlier, still
 //! true generation) is used; to both, the open is refused; to a page, that page reads
 //! corrupt. A device that silently returns an older *valid* image of a page (a lost write)
 //! cannot be told from the page itself: this store keeps no per-page version map.
+//!
+//! Format: a direct store formatted before the written-page map (an empty state payload)
+//! is refused with a message saying so.
 
 use crate::counters::StoreCounters;
 use crate::growth::{check_fits, Growth};
 use crate::registry::{self, GrowStep, StoreContext, StoreFactory};
 use crate::state::StateArea;
+use crate::written_map::WrittenMap;
 use crate::{PageStore, PageWrite, Poison, ReadOutcome, StoreError, StoreStats, Superblock};
 use flashbuf_core::config::{ConfigError, OptionSpec, Options};
-use flashbuf_core::page::{self, is_valid_page_size, PageState};
+use flashbuf_core::page::{self, is_valid_page_size, PageCheckError, PageState};
 use flashbuf_core::{DeviceStats, DirtyRanges, PageId};
 use flashbuf_device::{Device, WriteOp};
 
@@ -60,7 +70,8 @@ impl DirectStoreConfig {
 /// Kind name written in the superblock.
 pub const KIND: &str = "direct";
 
-/// Bytes of one copy of the direct store's state record (header only: the extent).
+/// Bytes of one copy of the direct store's state record (the extent and the written-page
+/// map).
 const STATE_COPY_BYTES: u64 = crate::state::SMALL_COPY_BYTES;
 
 /// The in-place store.
@@ -88,11 +99,18 @@ pub struct DirectStore<D> {
     poison: Poison,
     grow: Growth,
     state: StateArea,
+    written: WrittenMap,
     counters: StoreCounters,
 }
 
 impl<D: Device> DirectStore<D> {
-    fn new(dev: D, cfg: DirectStoreConfig, data_offset: u64, state: StateArea) -> Self {
+    fn new(
+        dev: D,
+        cfg: DirectStoreConfig,
+        data_offset: u64,
+        state: StateArea,
+        written: WrittenMap,
+    ) -> Self {
         Self {
             dev,
             cfg,
@@ -100,6 +118,7 @@ impl<D: Device> DirectStore<D> {
             poison: Poison::default(),
             grow: Growth::new(cfg.page_size, cfg.grow_bytes),
             state,
+            written,
             counters: StoreCounters::default(),
         }
     }
@@ -130,9 +149,15 @@ impl<D: Device> DirectStore<D> {
             extra: Vec::new(),
         };
         sb.write(&dev)?;
-        let state = StateArea::format(&dev, STATE_COPY_BYTES, sb.salt, data_offset, Vec::new())?;
+        let state = StateArea::format(
+            &dev,
+            STATE_COPY_BYTES,
+            sb.salt,
+            data_offset,
+            WrittenMap::empty_payload(),
+        )?;
         dev.sync()?;
-        Ok(Self::new(dev, cfg, data_offset, state))
+        Ok(Self::new(dev, cfg, data_offset, state, WrittenMap::new()))
     }
 
     /// Opens an existing direct store; refuses a device holding anything else, or a store
@@ -168,6 +193,7 @@ impl<D: Device> DirectStore<D> {
         // A file shorter than its durable extent lost pages that were synced (regression
         // test `regression_truncated_store`).
         let state = StateArea::load_checked(&dev, STATE_COPY_BYTES, sb.salt)?;
+        let written = WrittenMap::decode(&state.record().payload, KIND)?;
         // The data area only ever grows by whole pages: anything else is a truncated or
         // damaged file (regression test `regression_direct_truncated_data_area`).
         let data_bytes = dev.len() - sb.data_offset;
@@ -177,7 +203,7 @@ impl<D: Device> DirectStore<D> {
                 cfg.page_size
             )));
         }
-        Ok(Self::new(dev, cfg, sb.data_offset, state))
+        Ok(Self::new(dev, cfg, sb.data_offset, state, written))
     }
 
     /// Opens the store on `dev`, formatting it first if the device is empty (length 0).
@@ -242,14 +268,19 @@ impl<D: Device> PageStore for DirectStore<D> {
         self.check_buf(buf.len())?;
         let off = self.offset_of(pid)?;
         self.counters.read();
-        if off + self.cfg.page_size as u64 > self.dev.len() {
+        let state = if off + self.cfg.page_size as u64 > self.dev.len() {
             buf.fill(0);
-            self.counters.unwritten();
-            return Ok(ReadOutcome::Unwritten);
-        }
-        self.poison.guard(self.dev.read_at(off, buf))?;
-        match page::check(buf, pid) {
+            Ok(PageState::Unwritten)
+        } else {
+            self.poison.guard(self.dev.read_at(off, buf))?;
+            page::check(buf, pid)
+        };
+        match state {
             Ok(PageState::Sealed(_)) => Ok(ReadOutcome::Found),
+            Ok(PageState::Unwritten) if self.written.contains(pid) => Err(StoreError::Corrupt {
+                pid,
+                reason: PageCheckError::Zeroed,
+            }),
             Ok(PageState::Unwritten) => {
                 self.counters.unwritten();
                 Ok(ReadOutcome::Unwritten)
@@ -269,6 +300,7 @@ impl<D: Device> PageStore for DirectStore<D> {
         self.grow
             .ensure(&self.dev, &self.poison, off + page.len() as u64)?;
         self.poison.guard(self.dev.write_at(off, page))?;
+        self.written.insert(pid);
         self.counters.wrote(1);
         Ok(())
     }
@@ -288,6 +320,9 @@ impl<D: Device> PageStore for DirectStore<D> {
         }
         self.grow.ensure(&self.dev, &self.poison, end)?;
         self.poison.guard(self.dev.write_batch(&ops))?;
+        for w in batch {
+            self.written.insert(w.pid);
+        }
         self.counters.wrote(batch.len() as u64);
         self.counters.batch();
         Ok(())
@@ -295,10 +330,13 @@ impl<D: Device> PageStore for DirectStore<D> {
 
     fn sync(&self) -> Result<(), StoreError> {
         self.poison.check()?;
+        // Both taken before the device sync: everything they name is durable once it
+        // returns (see `crate::written_map`, *Ordering*).
         let len_before = self.dev.len();
+        let map = self.written.snapshot(crate::written_map::BUDGET_BYTES);
         self.poison.guard(self.dev.sync())?;
-        self.state
-            .commit_extent(&self.dev, &self.poison, len_before)?;
+        self.written
+            .commit_after_sync(&self.state, &self.dev, &self.poison, len_before, map)?;
         self.counters.synced();
         Ok(())
     }
@@ -309,6 +347,15 @@ impl<D: Device> PageStore for DirectStore<D> {
 
     fn device_stats(&self) -> DeviceStats {
         self.dev.stats()
+    }
+
+    /// `written_map_cut_page` when the written-page map outgrew its record: zeroed pages
+    /// from there on read as unwritten ([`crate::written_map`], *Budget*).
+    fn report(&self) -> Vec<(String, f64)> {
+        let (_, cut) = self.written.shape();
+        cut.map(|c| ("written_map_cut_page".to_string(), c as f64))
+            .into_iter()
+            .collect()
     }
 
     fn check_invariants(&self) -> Result<(), String> {

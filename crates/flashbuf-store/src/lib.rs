@@ -32,6 +32,7 @@ mod salt;
 pub mod stable_buffer;
 pub mod state;
 mod superblock;
+mod written_map;
 
 pub use direct::{DirectStore, DirectStoreConfig};
 pub use error::StoreError;

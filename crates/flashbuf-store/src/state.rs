@@ -286,21 +286,6 @@ impl StateArea {
         self.current.lock().record.clone()
     }
 
-    /// After a device sync that began when the device held `len_before` bytes: commits
-    /// that length as the data end if it grew (nothing to do otherwise).
-    pub(crate) fn commit_extent(
-        &self,
-        dev: &dyn Device,
-        poison: &Poison,
-        len_before: u64,
-    ) -> Result<bool, StoreError> {
-        if len_before <= self.data_end() {
-            return Ok(false);
-        }
-        self.commit(dev, poison, Some(len_before), None)?;
-        Ok(true)
-    }
-
     /// The durable data end.
     pub(crate) fn data_end(&self) -> u64 {
         self.current.lock().record.data_end

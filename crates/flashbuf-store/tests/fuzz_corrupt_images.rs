@@ -136,6 +136,18 @@ const CASES: &[(&str, usize, usize, Expect)] = &[
         Expect::Refused("truncated"),
     ),
     (
+        "direct-no-written-map-v1.img",
+        512,
+        512,
+        Expect::Refused("earlier flashbuf (its state record has no written-page map"),
+    ),
+    (
+        "direct-zeroed-page.img",
+        512,
+        512,
+        Expect::Corrupt(&[(3, "reads as all zeros, but it was written and synced")]),
+    ),
+    (
         "direct-torn-page.img",
         4096,
         4096,
@@ -160,6 +172,12 @@ const CASES: &[(&str, usize, usize, Expect)] = &[
         Expect::Corrupt(&[(0, "bad page magic")]),
     ),
     ("sb-valid-512.img", 512, 512, Expect::Intact),
+    (
+        "sb-no-written-map-v1.img",
+        512,
+        512,
+        Expect::Refused("this stable-buffer store was formatted by an earlier flashbuf"),
+    ),
     (
         "sb-promised-slot-bitflip.img",
         512,
@@ -212,6 +230,12 @@ const CASES: &[(&str, usize, usize, Expect)] = &[
         Expect::Refused("format version 3, this build reads version 2"),
     ),
     ("icl-valid-512.img", 512, 512, Expect::Intact),
+    (
+        "icl-no-written-map-v1.img",
+        512,
+        512,
+        Expect::Refused("this ICL store was formatted by an earlier flashbuf"),
+    ),
     (
         "icl-damaged-promised-log-page.img",
         512,
@@ -367,6 +391,10 @@ fn build(name: &str, ps: usize) -> Vec<u8> {
             for (i, b) in img[at..at + 64].iter_mut().enumerate() {
                 *b = (i as u8).wrapping_mul(37) ^ 0x5A;
             }
+        }
+        "direct-zeroed-page.img" => {
+            let at = page_at(ps, 3);
+            img[at..at + ps].fill(0);
         }
         "direct-misdirected-page.img" => {
             let (a, b) = (page_at(ps, 1), page_at(ps, 3));

@@ -5,11 +5,9 @@
 //! (bit flip, zeros, random bytes, a copy of another sector), and then random
 //! combinations of sectors (`FLASHBUF_FUZZ_CASES`, seeded by `FLASHBUF_FUZZ_SEED`).
 //!
-//! Known limit, not asserted away: the direct store cannot tell a home page zeroed entirely
-//! at rest from a page never written inside its extent (it keeps no per-page map), so such
-//! a page reads as unwritten; a random combination can zero every sector of one page (a random
-//! run found `direct`, page size 1024, sectors 48 and 49 zeroed). A per-page written
-//! bitmap in the state record would close it. Each damaged image must be refused,
+//! A random run once found the direct store, page size 1024, with sectors 48 and 49 (one
+//! whole page) zeroed, reading that page as never written: fixed with the written-page map
+//! (regression test `regression_direct_zeroed_page`). Each damaged image must be refused,
 //! or serve every page exactly at its newest synced version or report it corrupt — never
 //! an older version, never unwritten — and report it again on the next open.
 //!

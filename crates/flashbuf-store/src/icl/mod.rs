@@ -69,6 +69,7 @@ use crate::checks;
 use crate::growth::{check_fits, Growth};
 use crate::state::StateArea;
 use crate::superblock::fresh_salt;
+use crate::written_map::WrittenMap;
 use crate::{PageStore, PageWrite, Poison, ReadOutcome, StoreError, StoreStats, Superblock};
 use flashbuf_core::{AlignedBuf, DeviceStats, DirtyRanges, PageId};
 use flashbuf_device::Device;
@@ -141,6 +142,9 @@ pub struct IclStore<D> {
     grow: Growth,
     /// The shared A/B state record: the data area's durable extent.
     extent: StateArea,
+    /// Pages ever written, durable in the state record's payload: a written page whose
+    /// home and logs all read as zeros lost its contents (`crate::written_map`).
+    written: WrittenMap,
     state: Mutex<State>,
     page_reads: AtomicU64,
     unwritten_reads: AtomicU64,
@@ -150,7 +154,13 @@ pub struct IclStore<D> {
 }
 
 impl<D: Device> IclStore<D> {
-    fn new(dev: D, cfg: IclConfig, layout: Layout, salt: u64, extent: StateArea) -> Self {
+    fn new(
+        dev: D,
+        cfg: IclConfig,
+        layout: Layout,
+        salt: u64,
+        (extent, written): (StateArea, WrittenMap),
+    ) -> Self {
         let state = State {
             wob: Wob::new(cfg.wob_bytes.min(usize::MAX as u64) as usize),
             mapping: Mapping::new(),
@@ -171,6 +181,7 @@ impl<D: Device> IclStore<D> {
             salt,
             poison: Poison::default(),
             extent,
+            written,
             state: Mutex::new(state),
             page_reads: AtomicU64::new(0),
             unwritten_reads: AtomicU64::new(0),
@@ -239,10 +250,21 @@ impl<D: Device> IclStore<D> {
             extra: layout.encode_extra(),
         }
         .write(&dev)?;
-        let extent =
-            StateArea::format(&dev, STATE_COPY_BYTES, salt, layout.data_offset, Vec::new())?;
+        let extent = StateArea::format(
+            &dev,
+            STATE_COPY_BYTES,
+            salt,
+            layout.data_offset,
+            WrittenMap::empty_payload(),
+        )?;
         dev.sync()?;
-        Ok(Self::new(dev, cfg, layout, salt, extent))
+        Ok(Self::new(
+            dev,
+            cfg,
+            layout,
+            salt,
+            (extent, WrittenMap::new()),
+        ))
     }
 
     /// Opens an existing store and recovers it (see `recovery`). Refuses a device holding
@@ -271,8 +293,9 @@ impl<D: Device> IclStore<D> {
         }
         StateArea::check_copy_size(&sb, STATE_COPY_BYTES, "ICL")?;
         let extent = StateArea::load_checked(&dev, STATE_COPY_BYTES, sb.salt)?;
+        let written = WrittenMap::decode(&extent.record().payload, "ICL")?;
         let salt = sb.salt;
-        let store = Self::new(dev, cfg, layout, salt, extent);
+        let store = Self::new(dev, cfg, layout, salt, (extent, written));
         {
             let mut st = store.state.lock();
             store.recover(&mut st)?;
@@ -379,6 +402,9 @@ impl<D: Device> IclStore<D> {
         let mut st = self.state.lock();
         self.poison.check()?;
         self.write_locked(&mut st, batch, &offsets)?;
+        for w in batch {
+            self.written.insert(w.pid);
+        }
         self.page_writes.fetch_add(batch.len() as u64, Relaxed);
         Ok(())
     }
@@ -434,6 +460,8 @@ impl<D: Device> PageStore for IclStore<D> {
         self.poison.check()?;
         self.flush_wob(&mut st)?;
         let len_before = self.dev.len();
+        // Taken before the device sync: every page it names is durable once it returns.
+        let map = self.written.snapshot(crate::written_map::BUDGET_BYTES);
         self.sync_device(&mut st)?;
         if st.head > st.recorded {
             // Record that the log pages are durable, so that damage to the last of them
@@ -443,9 +471,10 @@ impl<D: Device> PageStore for IclStore<D> {
             self.sync_device(&mut st)?;
         }
         // The data area's growth up to the sync is durable: record it (at most once per
-        // growth step), so that a truncated file is refused rather than read as unwritten.
-        self.extent
-            .commit_extent(&self.dev, &self.poison, len_before)?;
+        // growth step), so that a truncated file is refused rather than read as unwritten;
+        // and the pages written for the first time, so that one lost at rest is reported.
+        self.written
+            .commit_after_sync(&self.extent, &self.dev, &self.poison, len_before, map)?;
         st.epoch += 1;
         st.synced_head = st.head;
         self.syncs.fetch_add(1, Relaxed);

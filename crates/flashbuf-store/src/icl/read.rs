@@ -35,7 +35,7 @@ use super::mapping::{pack, Entry, LogRef};
 use super::wob::WobEntry;
 use super::{IclStore, State};
 use crate::{ReadOutcome, StoreError};
-use flashbuf_core::page::{self, PageState};
+use flashbuf_core::page::{self, PageCheckError, PageState};
 use flashbuf_core::PageId;
 use flashbuf_device::Device;
 
@@ -116,6 +116,12 @@ impl<D: Device> IclStore<D> {
         }
         let outcome = match page::check(buf, pid) {
             Ok(PageState::Sealed(_)) => ReadOutcome::Found,
+            Ok(PageState::Unwritten) if self.written.contains(pid) => {
+                return Err(StoreError::Corrupt {
+                    pid,
+                    reason: PageCheckError::Zeroed,
+                })
+            }
             Ok(PageState::Unwritten) => ReadOutcome::Unwritten,
             Err(reason) => {
                 // Never hand out the bytes of a corrupt page.

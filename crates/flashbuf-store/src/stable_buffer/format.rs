@@ -5,6 +5,7 @@ use super::layout::Layout;
 use super::{promise, StableBufferConfig, StableBufferStore, KIND};
 use crate::salt::fresh_salt;
 use crate::state::StateArea;
+use crate::written_map::WrittenMap;
 use crate::{StoreError, Superblock};
 use flashbuf_device::Device;
 
@@ -55,10 +56,13 @@ impl<D: Device + 'static> StableBufferStore<D> {
             copy_bytes,
             salt,
             layout.data_offset,
-            promise::PromiseRecord::default().encode(),
+            promise::payload(
+                &promise::PromiseRecord::default(),
+                &WrittenMap::empty_payload(),
+            ),
         )?;
         dev.sync()?;
-        let inner = Self::start(dev, cfg, layout, salt, state_area)?;
+        let inner = Self::start(dev, cfg, layout, salt, (state_area, WrittenMap::new()))?;
         Self::launch(inner)
     }
 
@@ -87,6 +91,12 @@ impl<D: Device + 'static> StableBufferStore<D> {
             Layout::fingerprint(cfg.page_size, layout.slots),
         )?;
         let copy_bytes = Layout::state_copy_bytes(layout.slots);
+        if u64::from(sb.state_copy_bytes) == Layout::state_copy_bytes_before_map(layout.slots) {
+            return Err(StoreError::Format(
+                "this stable-buffer store was formatted by an earlier flashbuf (its state record has no written-page map, so pages lost at rest would read as never written); it is not opened: read it with that version or recreate it"
+                    .to_string(),
+            ));
+        }
         if u64::from(sb.state_copy_bytes) != copy_bytes {
             return Err(StoreError::Format(format!(
                 "stable-buffer store with a state record of {} bytes; {} slots need {copy_bytes}: the store is corrupt",
@@ -110,7 +120,9 @@ impl<D: Device + 'static> StableBufferStore<D> {
                 cfg.page_size
             )));
         }
-        let inner = Self::start(dev, cfg, layout, sb.salt, state_area)?;
+        let record = state_area.record();
+        let written = WrittenMap::decode(promise::split_payload(&record.payload).1, KIND)?;
+        let inner = Self::start(dev, cfg, layout, sb.salt, (state_area, written))?;
         inner.state.lock().stats.state_copy_damaged = note.other_damaged;
         inner.recover()?;
         Self::launch(inner)

@@ -71,8 +71,16 @@ impl Layout {
     }
 
     /// Bytes of one state record copy of a store with `slots` slots (room for the promise
-    /// record's largest payload).
+    /// record's largest payload, then the written-page map's budget).
     pub fn state_copy_bytes(slots: u32) -> u64 {
+        crate::state::copy_bytes_for(
+            super::promise::payload_max(slots) + crate::written_map::BUDGET_BYTES,
+        )
+    }
+
+    /// [`Self::state_copy_bytes`] of the format before the written-page map (refused with
+    /// a message saying so).
+    pub fn state_copy_bytes_before_map(slots: u32) -> u64 {
         crate::state::copy_bytes_for(super::promise::payload_max(slots))
     }
 

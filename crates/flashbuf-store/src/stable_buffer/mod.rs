@@ -117,6 +117,7 @@ pub use patterns::{
 use crate::counters::StoreCounters;
 use crate::growth::Growth;
 use crate::state::StateArea;
+use crate::written_map::WrittenMap;
 use crate::{PageStore, Poison, ReadOutcome, StoreError, StoreStats};
 use flashbuf_core::{DeviceStats, DirtyRanges, PageId};
 use flashbuf_device::Device;
@@ -258,8 +259,11 @@ struct Inner<D> {
     flusher_wake: Condvar,
     sync_lock: Mutex<()>,
     grow: Growth,
-    /// The A/B state record: data extent and promise record.
+    /// The A/B state record: data extent, promise record and written-page map.
     state_area: StateArea,
+    /// Pages ever written (`crate::written_map`): one whose home reads as zeros while
+    /// nothing stages it lost its contents at rest.
+    written: WrittenMap,
     /// Test hook: promise syncs skip the in-place fence (simulates bug C).
     unfenced_sync: AtomicBool,
     poison: Poison,
@@ -311,7 +315,7 @@ impl<D: Device + 'static> StableBufferStore<D> {
         cfg: StableBufferConfig,
         layout: Layout,
         salt: u64,
-        state_area: StateArea,
+        (state_area, written): (StateArea, WrittenMap),
     ) -> Result<Arc<Inner<D>>, StoreError> {
         let params = PatternParams::new(&cfg.costs, cfg.page_size);
         let recognizer = (cfg.recognition == Recognition::Incremental)
@@ -349,6 +353,7 @@ impl<D: Device + 'static> StableBufferStore<D> {
             sync_lock: Mutex::new(()),
             grow,
             state_area,
+            written,
             unfenced_sync: AtomicBool::new(false),
             poison: Poison::default(),
             counters: StoreCounters::default(),
@@ -525,6 +530,7 @@ impl<D: Device + 'static> PageStore for StableBufferStore<D> {
 
     fn write_page(&self, pid: PageId, page: &[u8], _dirty: &DirtyRanges) -> Result<(), StoreError> {
         self.inner.write(pid, page)?;
+        self.inner.written.insert(pid);
         self.inner.counters.wrote(1);
         Ok(())
     }

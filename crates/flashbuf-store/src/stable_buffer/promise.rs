@@ -97,6 +97,33 @@ pub struct PromiseRecord {
     pub entries: Vec<Entry>,
 }
 
+/// The state record's payload: the promise record, then the written-page map
+/// (`crate::written_map`).
+pub fn payload(record: &PromiseRecord, map: &[u8]) -> Vec<u8> {
+    let mut b = record.encode();
+    b.extend_from_slice(map);
+    b
+}
+
+/// Splits a state record's payload into the promise record's bytes (their length follows
+/// from its entry count; a payload too short for it stays whole, and its decoding then
+/// reports it) and the written-page map's.
+pub fn split_payload(b: &[u8]) -> (&[u8], &[u8]) {
+    if b.len() < HEAD_BYTES {
+        return (b, &[]);
+    }
+    let mut n = [0u8; 4];
+    n.copy_from_slice(&b[8..12]);
+    let len = (u32::from_le_bytes(n) as usize)
+        .checked_mul(ENTRY_BYTES)
+        .and_then(|x| x.checked_add(HEAD_BYTES))
+        .filter(|&l| l <= b.len());
+    match len {
+        Some(l) => b.split_at(l),
+        None => (b, &[]),
+    }
+}
+
 /// Largest payload for `slots` slots: one entry per slot, and as many lost pages.
 pub fn payload_max(slots: u32) -> usize {
     HEAD_BYTES + 2 * slots as usize * ENTRY_BYTES
@@ -211,7 +238,11 @@ impl<D: Device> Inner<D> {
                     st.promise_fence = false;
                 }
                 st.bits.start_sync();
-                Some(self.snapshot_promise(&st))
+                // The written-page map, like the promise, before the device sync.
+                let map = self
+                    .written
+                    .snapshot_always(crate::written_map::BUDGET_BYTES);
+                Some((self.snapshot_promise(&st), map))
             } else {
                 None
             };
@@ -221,9 +252,11 @@ impl<D: Device> Inner<D> {
         let len_before = self.dev.len();
         let mut r = self.poison.guard(self.dev.sync());
         let mut committed = false;
-        if let (Ok(()), Some(rec)) = (&r, record) {
-            // The promise, and the data area's extent if it grew (see `crate::state`).
-            let payload = rec.encode();
+        let mut map_committed = None;
+        if let (Ok(()), Some((rec, map))) = (&r, record) {
+            // The promise and the written-page map, and the data area's extent if it grew
+            // (see `crate::state`).
+            let payload = payload(&rec, &map.payload);
             let durable = self.state_area.record();
             let grew = len_before > durable.data_end;
             let changed = payload != durable.payload;
@@ -236,6 +269,10 @@ impl<D: Device> Inner<D> {
                 );
                 committed = true;
             }
+            map_committed = Some(map);
+        }
+        if let (Ok(()), Some(map)) = (&r, &map_committed) {
+            self.written.committed(map);
         }
         let mut st = self.state.lock();
         st.syncs_in_flight -= 1;

@@ -83,17 +83,24 @@ impl<D: Device> Inner<D> {
                     }
                 }
                 Loc::Home => {
-                    if home + buf.len() as u64 > self.dev.len() {
+                    let state = if home + buf.len() as u64 > self.dev.len() {
                         buf.fill(0);
-                        self.counters.unwritten();
-                        self.state.lock().stats.home_reads += 1;
-                        return Ok(ReadOutcome::Unwritten);
-                    }
-                    self.poison.guard(self.dev.read_at(home, buf))?;
-                    match page::check(buf, pid) {
+                        Ok(PageState::Unwritten)
+                    } else {
+                        self.poison.guard(self.dev.read_at(home, buf))?;
+                        page::check(buf, pid)
+                    };
+                    match state {
                         Ok(PageState::Sealed(_)) => {
                             self.state.lock().stats.home_reads += 1;
                             return Ok(ReadOutcome::Found);
+                        }
+                        Ok(PageState::Unwritten) if self.written.contains(pid) => {
+                            // Written, yet zeros at home and not staged: lost at rest,
+                            // unless a write staged it since the lookup (then retry).
+                            let st = self.state.lock();
+                            let raced = st.home_write_gen != gen || st.sbtt.get(d).is_some();
+                            (raced, PageCheckError::Zeroed)
                         }
                         Ok(PageState::Unwritten) => {
                             // The page was not staged when looked up and its home was

@@ -105,7 +105,9 @@ impl<D: Device> Inner<D> {
                 self.dev.len()
             )));
         }
-        let record = PromiseRecord::decode(&self.state_area.record().payload, self.layout.slots)?;
+        let payload = self.state_area.record().payload;
+        let record =
+            PromiseRecord::decode(super::promise::split_payload(&payload).0, self.layout.slots)?;
         let scan = self.scan_slots(&record)?;
         let promised: HashMap<u64, Entry> = record.entries.iter().map(|e| (e.dest, *e)).collect();
         let dests: BTreeSet<u64> = scan.newest.keys().chain(promised.keys()).copied().collect();
