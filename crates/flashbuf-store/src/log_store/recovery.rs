@@ -16,7 +16,11 @@
 //!    damaged promised block: if a readable block in the walked segments claims it, the
 //!    map points there and reads report it corrupt (never an older copy); if none does,
 //!    opening is refused — unless recovery fell back to the older checkpoint, after which
-//!    segments may have been reused legitimately (then it is skipped and counted). At the
+//!    segments may have been reused legitimately (then it is skipped and counted, but only
+//!    while no walked segment holds a damaged block nobody claims: that block may be the
+//!    missing one, so the open is refused). A segment whose block 0 is damaged is walked if
+//!    its first valid block is new (regression test
+//!    `regression_log_store_damaged_first_block`). At the
 //!    first missing sequence at or above `P` the tail is cut: later blocks were never
 //!    promised and are dropped, so the store comes back as some prefix of the writes
 //!    after the last sync.
@@ -37,7 +41,7 @@ use super::stats::RecoveryReport;
 use super::summary::{Entry, SegmentSummary};
 use super::usage::{SegState, SegmentUsage};
 use crate::StoreError;
-use flashbuf_core::page::PAGE_MAGIC;
+use flashbuf_core::page::{self, PAGE_MAGIC};
 use flashbuf_core::AlignedBuf;
 use flashbuf_device::Device;
 use std::collections::HashMap;
@@ -114,6 +118,8 @@ struct SegScan {
     new: Vec<(u32, Stamp)>,
     /// Blocks with a page header that fail their checksum (offset, unchecked stamp).
     holes: Vec<(u32, Stamp)>,
+    /// Other damaged blocks (neither valid nor never written) in the new part.
+    damaged: Vec<u32>,
     /// A valid summary found in the summary region.
     summary: Option<SegmentSummary>,
 }
@@ -133,18 +139,37 @@ fn walk<D: Device + ?Sized>(
 ) -> Result<Option<SegScan>, StoreError> {
     let ps = layout.page_size;
     read_blocks(dev, layout, seg, 0, 1, buf)?;
-    let fresh = stamp::check(&buf[..ps], salt, layout.addr(seg, 0)).is_some_and(|st| st.seq >= s);
+    let first = stamp::check(&buf[..ps], salt, layout.addr(seg, 0));
+    let mut fresh = first.is_some_and(|st| st.seq >= s);
     let continued = !fresh && row.state == SegState::Open && row.written > 0;
     if !fresh && !continued {
-        return Ok(None);
+        // Block 0 damaged (neither valid nor never written): the filling it began may
+        // still be new. The first valid block decides (regression test
+        // `regression_log_store_damaged_first_block`: a fresh segment whose block 0 was
+        // damaged was not walked, and after a fallback its blocks were skipped).
+        if first.is_some() || page::is_all_zero(&buf[..ps]) {
+            return Ok(None);
+        }
+        read_blocks(dev, layout, seg, 0, data_blocks, buf)?;
+        fresh = (1..data_blocks)
+            .find_map(|i| {
+                let b = &buf[i as usize * ps..(i as usize + 1) * ps];
+                stamp::check(b, salt, layout.addr(seg, i))
+            })
+            .is_some_and(|st| st.seq >= s);
+        if !fresh {
+            return Ok(None);
+        }
+    } else {
+        read_blocks(dev, layout, seg, 0, data_blocks, buf)?;
     }
-    read_blocks(dev, layout, seg, 0, data_blocks, buf)?;
     let mut out = SegScan {
         seg,
         fresh,
         prefix: Vec::new(),
         new: Vec::new(),
         holes: Vec::new(),
+        damaged: Vec::new(),
         summary: None,
     };
     let start = if fresh {
@@ -181,6 +206,7 @@ fn walk<D: Device + ?Sized>(
             }
             Some(_) => break,
             None if block[4..8] == PAGE_MAGIC => out.holes.push((i, stamp::read(block, 0))),
+            None if !page::is_all_zero(block) => out.damaged.push(i),
             None => {}
         }
     }
@@ -361,7 +387,18 @@ fn claim_damaged(
     }
     found.sort_by_key(|f| f.0);
     if let Some(first) = missing.first() {
-        if !fell_back {
+        // After a fallback a missing sequence may be a block of a segment reused since,
+        // but not while a walked segment holds a damaged block nobody claims: it may be
+        // the missing one (a torn, never promised tail cannot be told from it here).
+        let unexplained = scans.iter().any(|sc| {
+            !sc.damaged.is_empty()
+                || sc.holes.iter().any(|&(_, st)| {
+                    !found
+                        .iter()
+                        .any(|f| f.1 == sc.seg && f.3.seq == st.seq && f.4)
+                })
+        });
+        if !fell_back || unexplained {
             return Err(StoreError::Format(format!(
                 "{} block(s) promised durable by a sync are missing or unreadable (the first has sequence {first}): the pages they held cannot be recovered",
                 missing.len()
