@@ -3,16 +3,39 @@
 //! deletes, gets and ranges, with the pool synced, dropped and reopened over the same
 //! store in between; the invariants and the space accounting are checked at every reopen
 //! and at the end.
+//!
+//! The proptest seed is fixed (`FLASHBUF_BTREE_SEED` overrides it, `FLASHBUF_BTREE_CASES`
+//! the number of cases) so that CI runs the same cases; soak runs set their own seeds.
 
 mod common;
 
 use common::{mem_pool, reopen, SPACE};
 use flashbuf_workload::btree::{check_space, BTree, Change, PageSpace, TreeConfig, TreeId};
 use proptest::prelude::*;
+use proptest::test_runner::{Config, FileFailurePersistence, RngSeed};
 use std::collections::BTreeMap;
 
 const PAGE: usize = 1024;
 const FRAMES: usize = 12;
+
+/// The proptest seed (`FLASHBUF_BTREE_SEED`, default fixed so that CI runs the same
+/// cases; soak runs set their own).
+fn seed() -> u64 {
+    std::env::var("FLASHBUF_BTREE_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0xB7EE_5EED)
+}
+
+/// Cases per run (`FLASHBUF_BTREE_CASES`, default 512: with the default seed, the first
+/// case that redistributes internal nodes is past 128 and the first whose redistribution
+/// splits the parent past 256; 512 cases take about a second).
+fn cases() -> u32 {
+    std::env::var("FLASHBUF_BTREE_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(512)
+}
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -125,7 +148,14 @@ fn check_all(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(Config {
+        cases: cases(),
+        rng_seed: RngSeed::Fixed(seed()),
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(
+            "tests/btree_model.proptest-regressions",
+        ))),
+        ..Config::default()
+    })]
     #[test]
     fn btree_matches_a_btreemap(ops in prop::collection::vec(op(), 1..700)) {
         let (dev, mut pool) = mem_pool(PAGE, FRAMES);

@@ -45,8 +45,8 @@ impl<S: PageStore> BTree<'_, S> {
     /// Checks every node: header and tree id, slot and cell accounting (slots inside the
     /// page, cells inside the cell area and not overlapping, live bytes + garbage = cell
     /// area), keys strictly ascending, every key within the separator bounds its parent
-    /// gives, children one level down, non-root leaves non-empty, an internal root with at
-    /// least one separator, and the leaf chain linking the leaves in key order, ending in
+    /// gives, children one level down, non-root leaves non-empty, every internal node with
+    /// at least one separator (two children), and the leaf chain linking the leaves in key order, ending in
     /// none. Returns the tree's shape.
     pub fn check_invariants(&self) -> Result<TreeStats, String> {
         let mut w = Walk {
@@ -144,6 +144,9 @@ impl<S: PageStore> BTree<'_, S> {
         }
         if level == 0 {
             return Err(format!("{pid}: internal node at level 0"));
+        }
+        if pid != self.root && n.count() == 0 {
+            return Err(format!("{pid}: non-root internal node with a single child"));
         }
         w.stats.internal_nodes += 1;
         let keys: Vec<Vec<u8>> = (0..n.count()).map(|i| n.key(i).to_vec()).collect();

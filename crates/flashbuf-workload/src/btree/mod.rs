@@ -20,11 +20,14 @@
 //! - Splits are balanced by bytes, except an insert at the end of the rightmost node of
 //!   its level, which leaves [`TreeConfig::append_fill`] of the left node used (like
 //!   PostgreSQL's rightmost-page split). A node whose used bytes fall below a quarter of
-//!   the usable space after a delete is merged with a sibling under the same parent when
-//!   the two fit in one page; there is no redistribution (a reading of "merges or
-//!   redistribution": merges only, so that a separator never grows and a delete never
-//!   splits a parent). Non-root leaves are never empty; an internal node may be left with
-//!   a single child when its sibling is too full to merge.
+//!   the usable space after a delete (or that lost its last entry) is merged with a
+//!   sibling under the same parent when the two fit in one page, and otherwise shares the
+//!   entries of both evenly with it (redistribution, Comer §2). With variable-length keys
+//!   a redistribution may give the parent a longer separator than the one it replaces; a
+//!   parent without room for it splits (a parent that was *safe* always has room). So
+//!   non-root leaves are never empty and every internal node has at least two children:
+//!   a merge that does not fit (the separator coming down overflows the merged node)
+//!   never leaves a node with a single child whose only leaf could later empty.
 //!
 //! # Concurrency (latch coupling)
 //! Every page access pins and latches a frame through the pool's guards. Latches are
@@ -35,10 +38,11 @@
 //!   the leaf's parent, a write latch on the leaf; if the change fits without a split or
 //!   merge it is made there. Otherwise they restart pessimistically (solution 2): write
 //!   latches from the root, releasing the ancestors whenever a child is *safe* (it can
-//!   absorb a child's split and lose an entry without underflow).
-//! - A merge with the left sibling (the node is its parent's last child) releases the
-//!   node, latches the left sibling, then the node again (left to right); the parent's
-//!   write latch keeps the structure under it unchanged meanwhile.
+//!   absorb a child's split, a longer separator from a redistribution below it, and lose
+//!   an entry without underflow).
+//! - A merge or redistribution with the left sibling (the node is its parent's last
+//!   child) releases the node, latches the left sibling, then the node again (left to
+//!   right); the parent's write latch keeps the structure under it unchanged meanwhile.
 //!
 //! Every change goes through the write guard's recorded ranges and touches only the
 //! bytes it changes ([`node`]).
@@ -46,6 +50,7 @@
 mod check;
 pub mod node;
 mod read;
+mod rebalance;
 mod space;
 mod write;
 
@@ -124,7 +129,7 @@ pub(crate) struct Limits {
     pub max_leaf_entry: usize,
     /// Largest internal entry (cell + slot).
     pub max_internal_entry: usize,
-    /// Nodes using fewer bytes than this are merged when possible.
+    /// Nodes using fewer bytes than this are merged (or redistributed) with a sibling.
     pub min_fill: usize,
 }
 

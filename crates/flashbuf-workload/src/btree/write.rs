@@ -1,5 +1,6 @@
 //! Inserts, updates and deletes: the optimistic leaf-only path, the pessimistic path with
-//! write latches from the root, splits going up and merges going up.
+//! write latches from the root and splits going up (merges and redistribution going up are
+//! in `rebalance`).
 
 use super::node::{self, Kind, Node, NONE, SLOT};
 use super::{BTree, TreeError};
@@ -19,18 +20,18 @@ pub enum Change {
 }
 
 /// A write-latched node on the pessimistic path, with the child position taken from it.
-struct Level<'p, S: PageStore> {
-    g: PageWriteGuard<'p, S>,
-    pos: usize,
-    rightmost: bool,
+pub(super) struct Level<'p, S: PageStore> {
+    pub(super) g: PageWriteGuard<'p, S>,
+    pub(super) pos: usize,
+    pub(super) rightmost: bool,
 }
 
 /// An entry to place in a node: a new cell at `idx`, or (leaves) a new value for entry
 /// `idx`.
-struct Pending {
-    idx: usize,
-    cell: Vec<u8>,
-    replace: bool,
+pub(super) struct Pending {
+    pub(super) idx: usize,
+    pub(super) cell: Vec<u8>,
+    pub(super) replace: bool,
 }
 
 impl<'p, S: PageStore> BTree<'p, S> {
@@ -233,7 +234,7 @@ impl<'p, S: PageStore> BTree<'p, S> {
     }
 
     /// Puts `p` into `g`, splitting it and its ancestors on `path` as needed.
-    fn insert_up(
+    pub(super) fn insert_up(
         &self,
         mut path: Vec<Level<'p, S>>,
         mut g: PageWriteGuard<'p, S>,
@@ -307,7 +308,7 @@ impl<'p, S: PageStore> BTree<'p, S> {
 
     /// Where to split `cells`: a leaf keeps `cells[..s]` and gives `cells[s..]`; an
     /// internal node keeps `cells[..s]`, pushes `cells[s]` up and gives `cells[s + 1..]`.
-    fn split_point(&self, cells: &[Vec<u8>], leaf: bool, append: bool) -> usize {
+    pub(super) fn split_point(&self, cells: &[Vec<u8>], leaf: bool, append: bool) -> usize {
         let sizes: Vec<usize> = cells.iter().map(|c| c.len() + SLOT).collect();
         let total: usize = sizes.iter().sum();
         let m = cells.len();
@@ -362,114 +363,5 @@ impl<'p, S: PageStore> BTree<'p, S> {
         let root_cell = node::internal_cell(&sep, b.0);
         node::write_fresh(g, Kind::Internal, level + 1, id, a.0, &[root_cell]);
         Ok(())
-    }
-
-    /// After a delete from `g`: merges underfull nodes up the held path.
-    fn rebalance_up(
-        &self,
-        mut path: Vec<Level<'p, S>>,
-        mut g: PageWriteGuard<'p, S>,
-    ) -> Result<(), TreeError> {
-        loop {
-            let n = Node::new(g.data());
-            if g.page_id() == self.root {
-                if !n.is_leaf() && n.count() == 0 {
-                    self.collapse_root(g)?;
-                }
-                return Ok(());
-            }
-            if n.used() >= self.lim.min_fill && n.count() > 0 {
-                return Ok(());
-            }
-            let Some(mut parent) = path.pop() else {
-                debug_assert!(n.count() > 0, "a safe node was emptied");
-                return Ok(());
-            };
-            if !self.merge_child(&mut parent.g, parent.pos, g)? {
-                return Ok(());
-            }
-            g = parent.g;
-        }
-    }
-
-    /// Merges the child at `pos` of `parent` (latched in `child`) with a sibling if the
-    /// two fit in one node; returns whether the parent lost an entry. Every child-level
-    /// latch is released on return.
-    fn merge_child(
-        &self,
-        parent: &mut PageWriteGuard<'p, S>,
-        pos: usize,
-        child: PageWriteGuard<'p, S>,
-    ) -> Result<bool, TreeError> {
-        let pn = Node::new(parent.data());
-        if pos < pn.count() {
-            let right = PageId(pn.child_at(pos + 1));
-            let rg = self.pool.write(right)?;
-            self.check_node(right, rg.data())?;
-            let mut child = child;
-            self.merge_pair(parent, pos, &mut child, rg)
-        } else if pos > 0 {
-            // The last child merges into its left sibling: latch left to right.
-            let left = PageId(pn.child_at(pos - 1));
-            let cpid = child.page_id();
-            drop(child);
-            let mut lg = self.pool.write(left)?;
-            self.check_node(left, lg.data())?;
-            let cg = self.pool.write(cpid)?;
-            self.merge_pair(parent, pos - 1, &mut lg, cg)
-        } else {
-            Ok(false)
-        }
-    }
-
-    /// Moves `right`'s entries (and, for internal nodes, the separator) into `left` if
-    /// they fit, removes separator `sep` from the parent and frees `right`.
-    fn merge_pair(
-        &self,
-        parent: &mut PageWriteGuard<'p, S>,
-        sep: usize,
-        left: &mut PageWriteGuard<'p, S>,
-        right: PageWriteGuard<'p, S>,
-    ) -> Result<bool, TreeError> {
-        let (ln, rn, pn) = (
-            Node::new(left.data()),
-            Node::new(right.data()),
-            Node::new(parent.data()),
-        );
-        let leaf = ln.is_leaf();
-        let mut cells = Vec::with_capacity(rn.count() + 1);
-        if !leaf {
-            cells.push(node::internal_cell(pn.key(sep), rn.link()));
-        }
-        cells.extend((0..rn.count()).map(|i| rn.cell(i).to_vec()));
-        let extra: usize = cells.iter().map(|c| c.len() + SLOT).sum();
-        if ln.used() + extra > self.lim.usable {
-            return Ok(false);
-        }
-        let rlink = rn.link();
-        node::append_cells(left, &cells);
-        if leaf {
-            node::set_link(left, rlink);
-        }
-        node::remove(parent, sep);
-        self.space.free(self.pool, right, self.id.0)?;
-        Ok(true)
-    }
-
-    /// The root has one child left: its entries move up into the root.
-    fn collapse_root(&self, mut g: PageWriteGuard<'p, S>) -> Result<(), TreeError> {
-        let child = PageId(Node::new(g.data()).link());
-        let cg = self.pool.write(child)?;
-        self.check_node(child, cg.data())?;
-        let cn = Node::new(cg.data());
-        let cells: Vec<Vec<u8>> = (0..cn.count()).map(|i| cn.cell(i).to_vec()).collect();
-        let kind = if cn.is_leaf() {
-            Kind::Leaf
-        } else {
-            Kind::Internal
-        };
-        node::write_fresh(&mut g, kind, cn.level(), self.id.0, cn.link(), &cells);
-        drop(g);
-        self.space.free(self.pool, cg, self.id.0)
     }
 }
