@@ -6,7 +6,9 @@
 # segments its writers may fill (77-83% by the rule's open segments).
 # One JSON document per trace and segment size in $OUT (default /tmp/nipu). Prints a table
 # per file: store / FTL / total write amplification, cleaning I/O, device time and its
-# ratio to direct. Usage: scripts/nipu-passthrough.sh [SEGMENT ...] (default 8MiB 2MiB).
+# ratio to direct, for the shared traces and the project's own MSR captures in traces/
+# (ONLY_SHARED=1: the shared ones only). Usage: scripts/nipu-passthrough.sh [SEGMENT ...]
+# (default 8MiB 2MiB).
 # About 3 minutes per segment size on one core.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,9 +29,16 @@ dense() {
 }
 segs=("$@")
 [ ${#segs[@]} -gt 0 ] || segs=(8MiB 2MiB)
-for run in "pgbench $traces/pgbench-pg15-s20.iotrace.msr.csv.zst 8192" \
-           "tpcc $tpcc 8192" \
-           "cloudphysics $traces/cloudPhysicsIO.csv.zst 4096"; do
+runs=("pgbench $traces/pgbench-pg15-s20.iotrace.msr.csv.zst 8192"
+      "tpcc $tpcc 8192"
+      "cloudphysics $traces/cloudPhysicsIO.csv.zst 4096")
+# The project's own captures (traces/README.md), unless ONLY_SHARED=1.
+if [ "${ONLY_SHARED:-0}" != 1 ]; then
+  for t in "$here"/traces/*.iotrace.msr.csv.zst; do
+    runs+=("$(basename "$t" .iotrace.msr.csv.zst) $t 8192")
+  done
+fi
+for run in "${runs[@]}"; do
   set -- $run
   data=$(( $(dense "$2" "$3") * $3 ))
   device="sim:nipu-ssd:precondition=true,slack=$(( data / 4 + data / 100 + (48 << 20) ))"
