@@ -6,6 +6,7 @@
 //! rows pair flashbuf's measurement with the paper's figure where the paper gives one.
 
 pub mod cfdc;
+pub mod cfdc_engine;
 pub mod fd_buffer;
 pub mod nipu;
 mod runner;
@@ -17,7 +18,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 /// Papers `reproduce` knows.
-pub const PAPERS: &[&str] = &["cfdc", "fd-buffer", "stablebuffer", "nipu"];
+pub const PAPERS: &[&str] = &["cfdc", "cfdc-engine", "fd-buffer", "stablebuffer", "nipu"];
 
 /// Options shared by every reproduction.
 #[derive(Debug, Clone)]
@@ -212,6 +213,7 @@ pub fn run(paper: &str, opts: &ReproduceOptions) -> Result<Vec<Report>, LabError
 fn run_one(paper: &str, opts: &ReproduceOptions) -> Result<Report, LabError> {
     match paper {
         "cfdc" => cfdc::run(opts),
+        "cfdc-engine" => cfdc_engine::run(opts),
         "fd-buffer" => fd_buffer::run(opts),
         "stablebuffer" => stablebuffer::run(opts),
         "nipu" => nipu::run(opts),
