@@ -101,9 +101,18 @@ fn fd_buffer_options_reach_the_policy_and_its_report_lands_in_the_json() {
     );
     let o = replay("fd-buffer:r=online", "cost:read_us=100,write_us=2500");
     assert!(o.policy_report["r"] > 25.0, "{}", o.policy_report["r"]);
-    // Clustering drains clusters: a different victim sequence than without.
-    let plain = replay("fd-buffer", "memory");
+    // Clustering drains clusters (the default, the paper's setup): a different victim
+    // sequence than without.
+    let plain = replay("fd-buffer:clustering=off", "memory");
     let drain = replay("fd-buffer:clustering=drain,cluster=64", "memory");
+    assert_eq!(
+        (drain.misses, drain.page_writes),
+        {
+            let d = replay("fd-buffer:cluster=64", "memory");
+            (d.misses, d.page_writes)
+        },
+        "clustering=drain is the default"
+    );
     assert!(drain.policy_report["cluster_scans"] > 0.0);
     assert_ne!(
         (plain.misses, plain.page_writes),
@@ -151,7 +160,7 @@ fn bad_names_and_options_are_usage_errors() {
     };
     assert!(err("fd-buffer:windw=5").contains("valid options: window"));
     assert!(err("fd-buffer:clustering=sideways").contains("off, drain, batch"));
-    assert!(err("fd-buffer:victim=order").contains("need clustering"));
+    assert!(err("fd-buffer:clustering=off,victim=order").contains("need clustering"));
     assert!(err("fd-buffer:m=10").contains("r=online"));
     assert!(err("fd-buffer:inner=mru").contains("lru, fifo"));
     let e = err("fd-buffer:window=0");

@@ -26,11 +26,7 @@ fn the_engine_reproduction_gives_every_figure_a_verdict() {
     assert_eq!(r.verdicts.len(), 5, "{:?}", r.verdicts);
     let v = |name: &str| r.verdicts.iter().find(|v| v.figure.contains(name)).unwrap();
     assert!(v("0% updates").direction_holds, "{:?}", v("0% updates"));
-    assert!(
-        v("100% updates").direction_holds,
-        "{:?}",
-        v("100% updates")
-    );
+    assert!(v("100% updates").direction_holds, "{:?}", v("100% updates"));
     let text = r.render();
     assert!(text.contains("Verdicts (cfdc-engine)"), "{text}");
 }

@@ -205,8 +205,9 @@ pub const POLICIES: &[PolicyEntry] = &[
         reference: Some("fd_buffer::naive::NaiveFdBuffer"),
         golden: &[
             "fd-buffer",
+            "fd-buffer:clustering=off",
             "fd-buffer:r=136",
-            "fd-buffer:r=136,clustering=drain",
+            "fd-buffer:r=136,clustering=off",
             "fd-buffer:r=136,clustering=batch,victim=order",
         ],
         parse: fd_buffer::spec::parse,
