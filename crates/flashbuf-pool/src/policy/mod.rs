@@ -35,6 +35,8 @@
 pub mod casa;
 pub mod cfdc;
 pub mod cflru;
+pub mod clock;
+pub mod clock_sweep;
 pub mod clustering;
 pub mod fd_buffer;
 pub mod heap;
@@ -48,6 +50,8 @@ pub mod report;
 pub use casa::{Casa, CasaConfig};
 pub use cfdc::{Cfdc, CfdcConfig};
 pub use cflru::{Cflru, CflruConfig};
+pub use clock::Clock;
+pub use clock_sweep::ClockSweep;
 pub use clustering::{ClusterChoice, ClusterMode, Clustered, ClusteringConfig};
 pub use fd_buffer::{FdBuffer, FdBufferOptions};
 pub use lru::Lru;

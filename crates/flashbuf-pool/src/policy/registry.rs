@@ -22,7 +22,7 @@
 //! schema test checks every entry's options, and the benches time every entry.
 
 use super::clustering::{with_clustering, CLUSTERING_OPTIONS};
-use super::{casa, cfdc, cflru, fd_buffer, lru, offline, Policy};
+use super::{casa, cfdc, cflru, clock, clock_sweep, fd_buffer, lru, offline, Policy};
 use flashbuf_core::config::{self, OptionSpec, Options, Spec};
 use flashbuf_core::{ConfigError, DeviceFacts};
 use std::fmt;
@@ -228,6 +228,28 @@ pub const POLICIES: &[PolicyEntry] = &[
         reference: None,
         golden: &["offline", "offline:rule=cost-aware,read=1,write=10"],
         parse: offline::spec::parse_offline,
+    },
+    PolicyEntry {
+        name: "clock",
+        help: "CLOCK, second chance: one reference bit per frame and a hand (Corbató 1968)",
+        options: &with_clustering::<{ clock::OPTIONS.len() + CLUSTERING_OPTIONS.len() }>(
+            clock::OPTIONS,
+        ),
+        needs_trace: false,
+        reference: Some("reference::NaiveClock"),
+        golden: &["clock", "clock:init_ref=true"],
+        parse: clock::parse,
+    },
+    PolicyEntry {
+        name: "clock-sweep",
+        help: "PostgreSQL's clock sweep: usage counts 0..5 and a hand (freelist.c)",
+        options: &with_clustering::<{ clock_sweep::OPTIONS.len() + CLUSTERING_OPTIONS.len() }>(
+            clock_sweep::OPTIONS,
+        ),
+        needs_trace: false,
+        reference: Some("reference::NaiveClockSweep"),
+        golden: &["clock-sweep"],
+        parse: clock_sweep::parse,
     },
 ];
 

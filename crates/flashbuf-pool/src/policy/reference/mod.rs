@@ -6,11 +6,13 @@
 mod casa;
 mod cfdc;
 mod cflru;
+mod clock;
 mod clustered;
 mod lru;
 
 pub use casa::NaiveCasa;
 pub use cfdc::NaiveCfdc;
 pub use cflru::NaiveCflru;
+pub use clock::{NaiveClock, NaiveClockSweep};
 pub use clustered::NaiveClustered;
 pub use lru::NaiveLru;
