@@ -1,8 +1,9 @@
 #![allow(clippy::unwrap_used)]
-//! CLOCK and PostgreSQL's clock sweep against their naive versions
-//! (`reference::NaiveClock`, `reference::NaiveClockSweep`) through the real pool: same
-//! counters and the same store calls in the same order, over random read/write mixes,
-//! buffer sizes, options, pins (the hand must pass pinned frames) and flushes. Both are
+//! The classic baselines (CLOCK, PostgreSQL's clock sweep, ARC, 2Q, S3-FIFO) against their
+//! naive versions (`reference::NaiveClock`, `reference::NaiveClockSweep`,
+//! `reference::NaiveArc`, ...) through the real pool: same counters and the same store
+//! calls in the same order, over random read/write mixes, buffer sizes, options, pins (the
+//! victim search must pass pinned frames) and flushes. Both are
 //! built from the spec through the policy table. The random cases come from a fixed seed
 //! (proptest's deterministic RNG), so every run checks the same cases.
 
@@ -25,13 +26,16 @@ fn check(specs: impl Strategy<Value = String>, cases: u32) {
         TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
     let strategy = (specs, 1usize..40, trace(800));
     runner
-        .run(&strategy, |(spec, frames, ops): (String, usize, Vec<Op>)| {
-            let (fast, naive) = pair(&spec, &context(frames, DeviceFacts::default()));
-            let a = replay(fast, frames, &ops);
-            let b = replay(naive, frames, &ops);
-            prop_assert!(a == b, "{spec} at {frames} frames: {:?} vs {:?}", a.0, b.0);
-            Ok(())
-        })
+        .run(
+            &strategy,
+            |(spec, frames, ops): (String, usize, Vec<Op>)| {
+                let (fast, naive) = pair(&spec, &context(frames, DeviceFacts::default()));
+                let a = replay(fast, frames, &ops);
+                let b = replay(naive, frames, &ops);
+                prop_assert!(a == b, "{spec} at {frames} frames: {:?} vs {:?}", a.0, b.0);
+                Ok(())
+            },
+        )
         .unwrap();
 }
 
@@ -51,6 +55,25 @@ fn clock_sweep_matches_naive() {
         3 => Just("clock-sweep".to_string()),
         1 => (1u32..=7).prop_map(|m| format!("clock-sweep:max_usage={m}")),
         1 => Just("clock-sweep:clustering=drain".to_string()),
+    ];
+    check(specs, 512);
+}
+
+#[test]
+fn arc_matches_naive() {
+    let specs = prop_oneof![
+        3 => Just("arc".to_string()),
+        1 => Just("arc:clustering=batch".to_string()),
+    ];
+    check(specs, 512);
+}
+
+#[test]
+fn two_q_matches_naive() {
+    let specs = prop_oneof![
+        3 => Just("2q".to_string()),
+        1 => (0.0f64..=1.0, 0.0f64..=1.0).prop_map(|(i, o)| format!("2q:kin={i},kout={o}")),
+        1 => Just("2q:clustering=drain".to_string()),
     ];
     check(specs, 512);
 }

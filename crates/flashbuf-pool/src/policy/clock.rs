@@ -27,7 +27,7 @@
 //! a bit that a hit set) plus one step per pinned page passed; nothing allocates after
 //! construction.
 //!
-//! [`super::reference::NaiveClock`] is the vector version; `tests/clock_differential.rs`
+//! [`super::reference::NaiveClock`] is the vector version; `tests/baselines_differential.rs`
 //! checks that both make the same decisions.
 
 use super::clustering::ClusteringSpec;

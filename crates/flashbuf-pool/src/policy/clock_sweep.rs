@@ -32,7 +32,7 @@
 //! frames (O(1) amortised: each step past a page undoes one increment), no allocation.
 //!
 //! [`super::reference::NaiveClockSweep`] is the plain version;
-//! `tests/clock_sweep_differential.rs` checks that both make the same decisions.
+//! `tests/baselines_differential.rs` checks that both make the same decisions.
 
 use super::clustering::ClusteringSpec;
 use super::reference::NaiveClockSweep;

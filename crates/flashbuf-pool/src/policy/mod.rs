@@ -32,6 +32,7 @@
 //! typed options, builder, naive reference, golden specs); see `ARCHITECTURE.md`,
 //! "Adding a policy".
 
+pub mod arc;
 pub mod casa;
 pub mod cfdc;
 pub mod cflru;
@@ -39,6 +40,7 @@ pub mod clock;
 pub mod clock_sweep;
 pub mod clustering;
 pub mod fd_buffer;
+pub mod ghost;
 pub mod heap;
 pub mod list;
 pub mod lru;
@@ -46,7 +48,9 @@ pub mod offline;
 pub mod reference;
 pub mod registry;
 pub mod report;
+pub mod two_q;
 
+pub use arc::Arc;
 pub use casa::{Casa, CasaConfig};
 pub use cfdc::{Cfdc, CfdcConfig};
 pub use cflru::{Cflru, CflruConfig};
@@ -57,6 +61,7 @@ pub use fd_buffer::{FdBuffer, FdBufferOptions};
 pub use lru::Lru;
 pub use registry::{PolicyContext, PolicyEntry, PolicyFactory, POLICIES};
 pub use report::PolicyReport;
+pub use two_q::TwoQ;
 
 use flashbuf_core::{DeviceFacts, FrameId, PageId};
 

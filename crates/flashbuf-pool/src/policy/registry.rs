@@ -22,7 +22,7 @@
 //! schema test checks every entry's options, and the benches time every entry.
 
 use super::clustering::{with_clustering, CLUSTERING_OPTIONS};
-use super::{casa, cfdc, cflru, clock, clock_sweep, fd_buffer, lru, offline, Policy};
+use super::{arc, casa, cfdc, cflru, clock, clock_sweep, fd_buffer, lru, offline, two_q, Policy};
 use flashbuf_core::config::{self, OptionSpec, Options, Spec};
 use flashbuf_core::{ConfigError, DeviceFacts};
 use std::fmt;
@@ -250,6 +250,26 @@ pub const POLICIES: &[PolicyEntry] = &[
         reference: Some("reference::NaiveClockSweep"),
         golden: &["clock-sweep"],
         parse: clock_sweep::parse,
+    },
+    PolicyEntry {
+        name: "arc",
+        help: "adaptive replacement cache: T1, T2, ghosts B1, B2, adaptive p (Megiddo, Modha, FAST 2003)",
+        options: CLUSTERING_OPTIONS,
+        needs_trace: false,
+        reference: Some("reference::NaiveArc"),
+        golden: &["arc"],
+        parse: arc::parse,
+    },
+    PolicyEntry {
+        name: "2q",
+        help: "2Q, full version: A1in FIFO, A1out ghosts, Am LRU (Johnson, Shasha, VLDB 1994)",
+        options: &with_clustering::<{ two_q::OPTIONS.len() + CLUSTERING_OPTIONS.len() }>(
+            two_q::OPTIONS,
+        ),
+        needs_trace: false,
+        reference: Some("reference::NaiveTwoQ"),
+        golden: &["2q"],
+        parse: two_q::parse,
     },
 ];
 
