@@ -77,3 +77,15 @@ fn two_q_matches_naive() {
     ];
     check(specs, 512);
 }
+
+#[test]
+fn s3_fifo_matches_naive() {
+    let specs = prop_oneof![
+        3 => Just("s3-fifo".to_string()),
+        2 => (0.0f64..=1.0, 0.0f64..=2.0, 1u32..=3, any::<bool>()).prop_map(|(s, g, t, m)| {
+            format!("s3-fifo:small={s},ghost={g},threshold={t},fill_main={m}")
+        }),
+        1 => Just("s3-fifo:clustering=batch".to_string()),
+    ];
+    check(specs, 512);
+}

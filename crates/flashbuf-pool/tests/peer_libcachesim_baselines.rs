@@ -104,6 +104,15 @@ const PEERS: &[Peer] = &[
          (the paper's reclaimfor trims A1out first) and runs Am as an LRU sub-cache of \
          c - Kin pages that evicts its own LRU page when a page enters it full",
     ),
+    (
+        "s3-fifo",
+        "s3fifo",
+        [57_584, 38_532, 31_268],
+        0.0,
+        "same algorithm and readings (libCacheSim's S3FIFO.c: one victim per miss, moved \
+         pages start at frequency 0 in M, new pages fill M once S is full before the first \
+         eviction, ghost of 0.9c)",
+    ),
 ];
 
 #[test]

@@ -48,6 +48,7 @@ pub mod offline;
 pub mod reference;
 pub mod registry;
 pub mod report;
+pub mod s3_fifo;
 pub mod two_q;
 
 pub use arc::Arc;
@@ -61,6 +62,7 @@ pub use fd_buffer::{FdBuffer, FdBufferOptions};
 pub use lru::Lru;
 pub use registry::{PolicyContext, PolicyEntry, PolicyFactory, POLICIES};
 pub use report::PolicyReport;
+pub use s3_fifo::{S3Fifo, S3FifoConfig};
 pub use two_q::TwoQ;
 
 use flashbuf_core::{DeviceFacts, FrameId, PageId};

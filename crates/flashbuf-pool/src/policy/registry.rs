@@ -22,7 +22,9 @@
 //! schema test checks every entry's options, and the benches time every entry.
 
 use super::clustering::{with_clustering, CLUSTERING_OPTIONS};
-use super::{arc, casa, cfdc, cflru, clock, clock_sweep, fd_buffer, lru, offline, two_q, Policy};
+use super::{
+    arc, casa, cfdc, cflru, clock, clock_sweep, fd_buffer, lru, offline, s3_fifo, two_q, Policy,
+};
 use flashbuf_core::config::{self, OptionSpec, Options, Spec};
 use flashbuf_core::{ConfigError, DeviceFacts};
 use std::fmt;
@@ -270,6 +272,17 @@ pub const POLICIES: &[PolicyEntry] = &[
         reference: Some("reference::NaiveTwoQ"),
         golden: &["2q"],
         parse: two_q::parse,
+    },
+    PolicyEntry {
+        name: "s3-fifo",
+        help: "S3-FIFO: small FIFO 10%, main FIFO with 2-bit CLOCK, ghost FIFO (Yang et al., SOSP 2023)",
+        options: &with_clustering::<{ s3_fifo::OPTIONS.len() + CLUSTERING_OPTIONS.len() }>(
+            s3_fifo::OPTIONS,
+        ),
+        needs_trace: false,
+        reference: Some("reference::NaiveS3Fifo"),
+        golden: &["s3-fifo", "s3-fifo:fill_main=false"],
+        parse: s3_fifo::parse,
     },
 ];
 

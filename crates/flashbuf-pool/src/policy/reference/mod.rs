@@ -10,6 +10,7 @@ mod cflru;
 mod clock;
 mod clustered;
 mod lru;
+mod s3_fifo;
 mod two_q;
 
 pub use arc::NaiveArc;
@@ -19,4 +20,5 @@ pub use cflru::NaiveCflru;
 pub use clock::{NaiveClock, NaiveClockSweep};
 pub use clustered::NaiveClustered;
 pub use lru::NaiveLru;
+pub use s3_fifo::NaiveS3Fifo;
 pub use two_q::NaiveTwoQ;
