@@ -44,7 +44,7 @@
 //! that both make the same decisions.
 
 use super::clustering::ClusteringSpec;
-use super::ghost::Ghosts;
+use super::ghost::{Departure, Ghosts};
 use super::list::{Links, List};
 use super::reference::NaiveArc;
 use super::registry::{PolicyContext, PolicyFactory};
@@ -76,10 +76,7 @@ pub struct Arc {
     ghosts: Ghosts,
     /// Target size of `T1`.
     p: f64,
-    /// The frame `choose_victim` named (until `on_remove`).
-    chosen: Option<FrameId>,
-    /// The chosen page after `on_remove`: its identifier and the list it left.
-    evicted: Option<(PageId, u8)>,
+    victim: Departure,
 }
 
 impl Arc {
@@ -91,8 +88,7 @@ impl Arc {
             page: vec![0; frames_count],
             ghosts: Ghosts::new(2 * frames_count, 2),
             p: 0.0,
-            chosen: None,
-            evicted: None,
+            victim: Departure::default(),
         }
     }
 
@@ -129,8 +125,7 @@ impl Policy for Arc {
     }
 
     fn on_insert(&mut self, frame: FrameId, pid: PageId, _access: Access) {
-        self.chosen = None;
-        let evicted = self.evicted.take();
+        let evicted = self.victim.take();
         let (b1, b2) = (self.ghosts.len(B1) as f64, self.ghosts.len(B2) as f64);
         self.page[frame.index()] = pid.0;
         match self.ghosts.find(pid) {
@@ -191,10 +186,8 @@ impl Policy for Arc {
             return;
         };
         self.t[usize::from(l)].remove(&mut self.links, frame);
-        if self.chosen == Some(frame) {
-            self.chosen = None;
-            self.evicted = Some((PageId(self.page[frame.index()]), l));
-        }
+        self.victim
+            .removed(frame, PageId(self.page[frame.index()]), l);
     }
 
     fn choose_victim(&mut self, evictable: &dyn Fn(FrameId) -> bool) -> Option<Victim<'_>> {
@@ -208,7 +201,7 @@ impl Policy for Arc {
         let f = self
             .lru_evictable(first, evictable)
             .or_else(|| self.lru_evictable(1 - first, evictable))?;
-        self.chosen = Some(f);
+        self.victim.chose(f);
         Some(Victim::Evict(f))
     }
 

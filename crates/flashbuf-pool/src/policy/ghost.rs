@@ -72,6 +72,19 @@ impl Ghosts {
         true
     }
 
+    /// Pushes `pid` at the head of list `l`, first dropping the list's oldest identifier
+    /// if it already holds `cap` (a ghost FIFO of `cap` entries; `cap = 0` keeps none).
+    pub fn push_capped(&mut self, l: u8, pid: PageId, cap: usize) {
+        if cap == 0 {
+            return;
+        }
+        if self.len(l) >= cap {
+            self.pop_oldest(l);
+        }
+        let pushed = self.push(l, pid);
+        debug_assert!(pushed, "ghost slots exhausted");
+    }
+
     /// Removes and returns the oldest identifier of list `l`.
     pub fn pop_oldest(&mut self, l: u8) -> Option<PageId> {
         let s = self.lists[usize::from(l)].tail()?;
@@ -151,6 +164,38 @@ impl Ghosts {
             ));
         }
         Ok(())
+    }
+}
+
+/// The victim a policy with ghost lists named, followed from `choose_victim` to
+/// `on_remove` to `on_insert`: the pool removes the victim before `on_insert` names the
+/// missed page, and the victim's ghost is due only then (after the missed page's own ghost
+/// entry was read). A page removed without being chosen (a failed load) is not recorded.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Departure {
+    chosen: Option<FrameId>,
+    left: Option<(PageId, u8)>,
+}
+
+impl Departure {
+    /// `choose_victim` named `frame`.
+    pub fn chose(&mut self, frame: FrameId) {
+        self.chosen = Some(frame);
+    }
+
+    /// `frame`, holding `pid`, left the policy's list `from`: kept if it is the victim.
+    pub fn removed(&mut self, frame: FrameId, pid: PageId, from: u8) {
+        if self.chosen == Some(frame) {
+            self.chosen = None;
+            self.left = Some((pid, from));
+        }
+    }
+
+    /// At `on_insert`: the victim that left since the last miss (its page and the list it
+    /// left), if any; forgets any pending choice.
+    pub fn take(&mut self) -> Option<(PageId, u8)> {
+        self.chosen = None;
+        self.left.take()
     }
 }
 

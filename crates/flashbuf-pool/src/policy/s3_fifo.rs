@@ -48,7 +48,7 @@
 //! `tests/baselines_differential.rs` checks that both make the same decisions.
 
 use super::clustering::ClusteringSpec;
-use super::ghost::Ghosts;
+use super::ghost::{Departure, Ghosts};
 use super::list::{Links, List};
 use super::reference::NaiveS3Fifo;
 use super::registry::{PolicyContext, PolicyFactory};
@@ -115,9 +115,7 @@ pub struct S3Fifo {
     ghost_capacity: usize,
     cfg: S3FifoConfig,
     has_evicted: bool,
-    chosen: Option<FrameId>,
-    /// The chosen page once removed, if it left `S` (its ghost is due).
-    to_ghost: Option<PageId>,
+    victim: Departure,
 }
 
 impl S3Fifo {
@@ -134,8 +132,7 @@ impl S3Fifo {
             ghost_capacity,
             cfg,
             has_evicted: false,
-            chosen: None,
-            to_ghost: None,
+            victim: Departure::default(),
         }
     }
 
@@ -187,15 +184,9 @@ impl Policy for S3Fifo {
     }
 
     fn on_insert(&mut self, frame: FrameId, pid: PageId, _access: Access) {
-        self.chosen = None;
         let ghost_hit = self.ghosts.remove(pid).is_some();
-        if let Some(y) = self.to_ghost.take() {
-            if self.ghost_capacity > 0 {
-                if self.ghosts.len(0) >= self.ghost_capacity {
-                    self.ghosts.pop_oldest(0);
-                }
-                self.ghosts.push(0, y);
-            }
+        if let Some((y, S)) = self.victim.take() {
+            self.ghosts.push_capped(0, y, self.ghost_capacity);
         }
         self.page[frame.index()] = pid.0;
         self.freq[frame.index()] = 0;
@@ -220,12 +211,8 @@ impl Policy for S3Fifo {
             return;
         };
         self.queues[usize::from(q)].remove(&mut self.links, frame);
-        if self.chosen == Some(frame) {
-            self.chosen = None;
-            if q == S {
-                self.to_ghost = Some(PageId(self.page[frame.index()]));
-            }
-        }
+        self.victim
+            .removed(frame, PageId(self.page[frame.index()]), q);
     }
 
     fn choose_victim(&mut self, evictable: &dyn Fn(FrameId) -> bool) -> Option<Victim<'_>> {
@@ -239,7 +226,7 @@ impl Policy for S3Fifo {
                 .or_else(|| self.evict_small(evictable))
                 .or_else(|| self.evict_main(evictable))
         }?;
-        self.chosen = Some(f);
+        self.victim.chose(f);
         Some(Victim::Evict(f))
     }
 

@@ -29,7 +29,7 @@
 //!   victim is pushed in `on_insert`, after X's membership of `A1out` is read.
 //!
 //! # Structure
-//! `A1in`, `Am`: intrusive lists over the frames; `A1out`: [`Ghosts`] with `Kout + 1`
+//! `A1in`, `Am`: intrusive lists over the frames; `A1out`: [`Ghosts`] with `Kout`
 //! slots. Per frame: links (9 bytes), the page identifier (8), and `kout` ghost slots
 //! ([`Ghosts::BYTES_PER_SLOT`] each): 29 bytes at `kout = 0.5`. Every call is O(1)
 //! expected, plus one step per pinned page passed; nothing allocates after construction.
@@ -38,7 +38,7 @@
 //! checks that both make the same decisions.
 
 use super::clustering::ClusteringSpec;
-use super::ghost::Ghosts;
+use super::ghost::{Departure, Ghosts};
 use super::list::{Links, List};
 use super::reference::NaiveTwoQ;
 use super::registry::{PolicyContext, PolicyFactory};
@@ -76,10 +76,7 @@ pub struct TwoQ {
     a1out: Ghosts,
     kin: usize,
     kout: usize,
-    /// The frame `choose_victim` named (until `on_remove`).
-    chosen: Option<FrameId>,
-    /// The chosen page once removed, if it left `A1in` (its ghost is due).
-    to_a1out: Option<PageId>,
+    victim: Departure,
 }
 
 impl TwoQ {
@@ -90,11 +87,10 @@ impl TwoQ {
             links: Links::new(frames_count),
             lists: [List::new(A1IN), List::new(AM)],
             page: vec![0; frames_count],
-            a1out: Ghosts::new(kout + 1, 1),
+            a1out: Ghosts::new(kout, 1),
             kin,
             kout,
-            chosen: None,
-            to_a1out: None,
+            victim: Departure::default(),
         }
     }
 
@@ -115,13 +111,9 @@ impl Policy for TwoQ {
     }
 
     fn on_insert(&mut self, frame: FrameId, pid: PageId, _access: Access) {
-        self.chosen = None;
         let was_ghost = self.a1out.find(pid).is_some();
-        if let Some(y) = self.to_a1out.take() {
-            self.a1out.push(A1OUT, y);
-            if self.a1out.len(A1OUT) > self.kout {
-                self.a1out.pop_oldest(A1OUT);
-            }
+        if let Some((y, A1IN)) = self.victim.take() {
+            self.a1out.push_capped(A1OUT, y, self.kout);
         }
         self.page[frame.index()] = pid.0;
         if was_ghost {
@@ -145,12 +137,8 @@ impl Policy for TwoQ {
             return;
         };
         self.lists[usize::from(l)].remove(&mut self.links, frame);
-        if self.chosen == Some(frame) {
-            self.chosen = None;
-            if l == A1IN {
-                self.to_a1out = Some(PageId(self.page[frame.index()]));
-            }
-        }
+        self.victim
+            .removed(frame, PageId(self.page[frame.index()]), l);
     }
 
     fn choose_victim(&mut self, evictable: &dyn Fn(FrameId) -> bool) -> Option<Victim<'_>> {
@@ -162,12 +150,12 @@ impl Policy for TwoQ {
         let f = self
             .oldest_evictable(first, evictable)
             .or_else(|| self.oldest_evictable(1 - first, evictable))?;
-        self.chosen = Some(f);
+        self.victim.chose(f);
         Some(Victim::Evict(f))
     }
 
     fn bytes_per_frame(&self) -> usize {
-        let ghost_bytes = self.a1out_capacity() * Ghosts::BYTES_PER_SLOT;
+        let ghost_bytes = self.kout * Ghosts::BYTES_PER_SLOT;
         Links::BYTES_PER_FRAME + 8 + ghost_bytes / self.page.len().max(1)
     }
 
@@ -193,12 +181,6 @@ impl Policy for TwoQ {
             ("kin", self.kin as f64),
             ("kout", self.kout as f64),
         ])
-    }
-}
-
-impl TwoQ {
-    fn a1out_capacity(&self) -> usize {
-        self.kout + 1
     }
 }
 
