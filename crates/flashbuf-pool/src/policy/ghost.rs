@@ -39,8 +39,13 @@ impl Ghosts {
         }
     }
 
-    /// Bytes per slot (identifier, links, two index entries).
-    pub const BYTES_PER_SLOT: usize = 8 + Links::BYTES_PER_FRAME + 8;
+    /// Bytes per slot, index aside: identifier (8), links (9), free-stack entry (4).
+    pub const BYTES_PER_SLOT: usize = 8 + Links::BYTES_PER_FRAME + 4;
+
+    /// Bytes of state: the slots and the hash index (2 to 4 entries of 4 bytes per slot).
+    pub fn bytes(&self) -> usize {
+        self.pids.len() * Self::BYTES_PER_SLOT + self.index.len() * 4
+    }
 
     /// Number of identifiers in list `l`.
     #[inline]

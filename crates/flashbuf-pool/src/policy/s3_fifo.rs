@@ -40,7 +40,8 @@
 //! # Structure
 //! `S`, `M`: intrusive lists over the frames; `G`: [`Ghosts`] of `⌊ghost × c⌋` slots.
 //! Per frame: links (9 bytes), frequency (1), page identifier (8), and `ghost` ghost slots
-//! ([`Ghosts::BYTES_PER_SLOT`] each): about 41 bytes at the defaults. Hits are O(1);
+//! ([`Ghosts::bytes`]: 21 bytes each plus 2 to 4 hash-index entries of 4 bytes): 44 to 51
+//! bytes at the defaults. Hits are O(1);
 //! a victim costs O(1) amortised (each step undoes a hit or moves a page once), plus one
 //! step per pinned page passed; nothing allocates after construction.
 //!
@@ -231,8 +232,7 @@ impl Policy for S3Fifo {
     }
 
     fn bytes_per_frame(&self) -> usize {
-        let ghost_bytes = self.ghost_capacity * Ghosts::BYTES_PER_SLOT;
-        Links::BYTES_PER_FRAME + 1 + 8 + ghost_bytes / self.freq.len().max(1)
+        Links::BYTES_PER_FRAME + 1 + 8 + self.ghosts.bytes() / self.freq.len().max(1)
     }
 
     fn check_invariants(&self) -> Result<(), String> {

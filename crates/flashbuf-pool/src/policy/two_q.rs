@@ -31,7 +31,8 @@
 //! # Structure
 //! `A1in`, `Am`: intrusive lists over the frames; `A1out`: [`Ghosts`] with `Kout`
 //! slots. Per frame: links (9 bytes), the page identifier (8), and `kout` ghost slots
-//! ([`Ghosts::BYTES_PER_SLOT`] each): 29 bytes at `kout = 0.5`. Every call is O(1)
+//! ([`Ghosts::bytes`]: 21 bytes each plus 2 to 4 hash-index entries of 4 bytes): 31 to 35
+//! bytes at `kout = 0.5`. Every call is O(1)
 //! expected, plus one step per pinned page passed; nothing allocates after construction.
 //!
 //! [`super::reference::NaiveTwoQ`] is the vector version; `tests/baselines_differential.rs`
@@ -155,8 +156,7 @@ impl Policy for TwoQ {
     }
 
     fn bytes_per_frame(&self) -> usize {
-        let ghost_bytes = self.kout * Ghosts::BYTES_PER_SLOT;
-        Links::BYTES_PER_FRAME + 8 + ghost_bytes / self.page.len().max(1)
+        Links::BYTES_PER_FRAME + 8 + self.a1out.bytes() / self.page.len().max(1)
     }
 
     fn check_invariants(&self) -> Result<(), String> {
