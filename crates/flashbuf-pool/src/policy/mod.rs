@@ -32,11 +32,15 @@
 //! typed options, builder, naive reference, golden specs); see `ARCHITECTURE.md`,
 //! "Adding a policy".
 
+pub mod arc;
 pub mod casa;
 pub mod cfdc;
 pub mod cflru;
+pub mod clock;
+pub mod clock_sweep;
 pub mod clustering;
 pub mod fd_buffer;
+pub mod ghost;
 pub mod heap;
 pub mod list;
 pub mod lru;
@@ -44,15 +48,22 @@ pub mod offline;
 pub mod reference;
 pub mod registry;
 pub mod report;
+pub mod s3_fifo;
+pub mod two_q;
 
+pub use arc::Arc;
 pub use casa::{Casa, CasaConfig};
 pub use cfdc::{Cfdc, CfdcConfig};
 pub use cflru::{Cflru, CflruConfig};
+pub use clock::Clock;
+pub use clock_sweep::ClockSweep;
 pub use clustering::{ClusterChoice, ClusterMode, Clustered, ClusteringConfig};
 pub use fd_buffer::{FdBuffer, FdBufferOptions};
 pub use lru::Lru;
 pub use registry::{PolicyContext, PolicyEntry, PolicyFactory, POLICIES};
 pub use report::PolicyReport;
+pub use s3_fifo::{S3Fifo, S3FifoConfig};
+pub use two_q::TwoQ;
 
 use flashbuf_core::{DeviceFacts, FrameId, PageId};
 

@@ -22,7 +22,9 @@
 //! schema test checks every entry's options, and the benches time every entry.
 
 use super::clustering::{with_clustering, CLUSTERING_OPTIONS};
-use super::{casa, cfdc, cflru, fd_buffer, lru, offline, Policy};
+use super::{
+    arc, casa, cfdc, cflru, clock, clock_sweep, fd_buffer, lru, offline, s3_fifo, two_q, Policy,
+};
 use flashbuf_core::config::{self, OptionSpec, Options, Spec};
 use flashbuf_core::{ConfigError, DeviceFacts};
 use std::fmt;
@@ -229,6 +231,59 @@ pub const POLICIES: &[PolicyEntry] = &[
         reference: None,
         golden: &["offline", "offline:rule=cost-aware,read=1,write=10"],
         parse: offline::spec::parse_offline,
+    },
+    PolicyEntry {
+        name: "clock",
+        help: "CLOCK, second chance: one reference bit per frame and a hand (Corbató 1968)",
+        options: &with_clustering::<{ clock::OPTIONS.len() + CLUSTERING_OPTIONS.len() }>(
+            clock::OPTIONS,
+        ),
+        needs_trace: false,
+        reference: Some("reference::NaiveClock"),
+        golden: &["clock", "clock:init_ref=true"],
+        parse: clock::parse,
+    },
+    PolicyEntry {
+        name: "clock-sweep",
+        help: "PostgreSQL's clock sweep: usage counts 0..5 and a hand (freelist.c)",
+        options: &with_clustering::<{ clock_sweep::OPTIONS.len() + CLUSTERING_OPTIONS.len() }>(
+            clock_sweep::OPTIONS,
+        ),
+        needs_trace: false,
+        reference: Some("reference::NaiveClockSweep"),
+        golden: &["clock-sweep"],
+        parse: clock_sweep::parse,
+    },
+    PolicyEntry {
+        name: "arc",
+        help: "adaptive replacement cache: T1, T2, ghosts B1, B2, adaptive p (Megiddo, Modha, FAST 2003)",
+        options: CLUSTERING_OPTIONS,
+        needs_trace: false,
+        reference: Some("reference::NaiveArc"),
+        golden: &["arc"],
+        parse: arc::parse,
+    },
+    PolicyEntry {
+        name: "2q",
+        help: "2Q, full version: A1in FIFO, A1out ghosts, Am LRU (Johnson, Shasha, VLDB 1994)",
+        options: &with_clustering::<{ two_q::OPTIONS.len() + CLUSTERING_OPTIONS.len() }>(
+            two_q::OPTIONS,
+        ),
+        needs_trace: false,
+        reference: Some("reference::NaiveTwoQ"),
+        golden: &["2q"],
+        parse: two_q::parse,
+    },
+    PolicyEntry {
+        name: "s3-fifo",
+        help: "S3-FIFO: small FIFO 10%, main FIFO with 2-bit CLOCK, ghost FIFO (Yang et al., SOSP 2023)",
+        options: &with_clustering::<{ s3_fifo::OPTIONS.len() + CLUSTERING_OPTIONS.len() }>(
+            s3_fifo::OPTIONS,
+        ),
+        needs_trace: false,
+        reference: Some("reference::NaiveS3Fifo"),
+        golden: &["s3-fifo", "s3-fifo:fill_main=false"],
+        parse: s3_fifo::parse,
     },
 ];
 
