@@ -13,7 +13,7 @@
 //! recorded extent (a truncated file: its lost pages would read as never written) is
 //! refused.
 //!
-//! Which pages were ever written is recorded too ([`crate::written_map`], in the state
+//! Which pages were ever written is recorded too (`crate::written_map`, in the state
 //! record's payload, committed by the `sync` that follows a page's first write): a page
 //! that was written and synced but reads as all zeros lost its contents at rest and is
 //! reported corrupt ([`PageCheckError::Zeroed`]), never as unwritten (issue 11, regression
@@ -350,7 +350,7 @@ impl<D: Device> PageStore for DirectStore<D> {
     }
 
     /// `written_map_cut_page` when the written-page map outgrew its record: zeroed pages
-    /// from there on read as unwritten ([`crate::written_map`], *Budget*).
+    /// from there on read as unwritten (`crate::written_map`, *Budget*).
     fn report(&self) -> Vec<(String, f64)> {
         let (_, cut) = self.written.shape();
         cut.map(|c| ("written_map_cut_page".to_string(), c as f64))
