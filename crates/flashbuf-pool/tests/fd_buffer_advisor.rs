@@ -19,7 +19,7 @@ where
         let f = if i < u64::from(frames) {
             FrameId(i as u32)
         } else {
-            p.prepare_miss(Access::Read);
+            p.prepare_miss(PageId(u64::MAX), Access::Read);
             let Some(Victim::Evict(v)) = p.choose_victim(&|_| true) else {
                 panic!("no victim")
             };

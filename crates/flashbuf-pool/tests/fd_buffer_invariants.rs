@@ -43,7 +43,7 @@ fn drive(frames: usize, opts: FdBufferOptions, ops: &[(u8, u64, u8)]) {
             } else {
                 let pinned = FrameId(u32::from(pin) % frames as u32);
                 let evictable = |f: FrameId| f != pinned || frames == 1;
-                p.prepare_miss(access);
+                p.prepare_miss(PageId(u64::MAX), access);
                 let v = p.choose_victim(&evictable).expect("a victim");
                 let (victim, batch): (FrameId, Vec<FrameId>) = match v {
                     Victim::Evict(f) => (f, vec![]),
@@ -120,21 +120,21 @@ fn pools_follow_algorithm_2() {
     }
     assert_eq!((p.pool_sizes(), p.m_c()), ((3, 1), 2));
     // Write miss, |C| = 3 > M_c: FindVictimForDirty takes C's LRU page (frame 1).
-    p.prepare_miss(Access::Write);
+    p.prepare_miss(PageId(u64::MAX), Access::Write);
     assert_eq!(p.choose_victim(&|_| true), Some(Victim::Evict(FrameId(1))));
     p.on_remove(FrameId(1));
     p.on_insert(FrameId(1), PageId(101), Access::Write);
     assert_eq!(p.pool_sizes(), (2, 2));
     // |C| = M_c: a write miss now evicts from D (frame 0, LRU dirty page) ...
-    p.prepare_miss(Access::Write);
+    p.prepare_miss(PageId(u64::MAX), Access::Write);
     assert_eq!(p.choose_victim(&|_| true), Some(Victim::Evict(FrameId(0))));
     // ... and a read miss from C (frame 2).
-    p.prepare_miss(Access::Read);
+    p.prepare_miss(PageId(u64::MAX), Access::Read);
     assert_eq!(p.choose_victim(&|_| true), Some(Victim::Evict(FrameId(2))));
     // A write hit moves a clean page to D: |D| = 3 > M_d, so a read miss evicts from D.
     p.on_hit(FrameId(3), Access::Write);
     assert_eq!(p.pool_sizes(), (1, 3));
-    p.prepare_miss(Access::Read);
+    p.prepare_miss(PageId(u64::MAX), Access::Read);
     assert_eq!(p.choose_victim(&|_| true), Some(Victim::Evict(FrameId(0))));
     // Unannounced misses are taken as reads and counted (a reference clears the
     // announcement).

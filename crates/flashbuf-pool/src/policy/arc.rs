@@ -10,20 +10,19 @@
 //! `T2` into `B2`. Fig. 4's cases I–IV are followed line by line (`p` is a real number, as
 //! in the paper).
 //!
-//! # Readings of points the text leaves open (and the one forced deviation)
-//! - **The victim is chosen before the policy knows the missed page.** The pool's contract
-//!   (`super`'s module documentation) asks for the victim (`choose_victim`) before
-//!   `on_insert` names the page, and `prepare_miss` carries only the access kind. So the
-//!   *frame* is chosen as Fig. 4 would for a page in no list (case IV): the LRU page of
-//!   `T1` when `|T1| = c`, else `REPLACE(x ∉ B2, p)` with the current `p`. Everything else
-//!   is done in `on_insert`, with the page known, in the paper's order: the adaptation of
-//!   `p` (cases II, III) with `|B1|`, `|B2|` before the victim's ghost is added, the ghost
-//!   trimming of case IV (`|T1| + |B1| = c` → drop `B1`'s LRU; total `= 2c` → drop `B2`'s
-//!   LRU), and where the victim goes: `B1`/`B2` after the list it left, or nowhere in case
-//!   IV(A) with `|T1| = c`. Hence ARC here differs from Fig. 4 only on a ghost hit whose
-//!   adaptation of `p` would have flipped `REPLACE`'s choice of list (and on the tie
-//!   `x ∈ B2, |T1| = p`): `p` moves one miss later. `tests/peer_libcachesim_baselines.rs` bounds the effect
-//!   against libCacheSim's ARC.
+//! # Readings of points the text leaves open
+//! - **Order of the calls.** The pool names the missed page `x` in `prepare_miss`, before
+//!   it asks for a victim: there cases II and III adapt `p` (with `|B1|`, `|B2|` before the
+//!   victim's ghost is added) and remember whether `x ∈ B2`, so `choose_victim` runs
+//!   `REPLACE(x, p)` exactly as Fig. 4 (or, case IV(A) with `|T1| = c`, takes `T1`'s LRU
+//!   page). `on_insert` does the rest in the paper's order: the ghost trimming of case IV
+//!   (`|T1| + |B1| = c` → drop `B1`'s LRU; total `= 2c` → drop `B2`'s LRU), where the victim
+//!   goes (`B1`/`B2` after the list it left, or nowhere in case IV(A) with `|T1| = c`) and
+//!   where `x` goes. (Before the pool passed the page, `p` adapted one miss late and the
+//!   misses differed from libCacheSim's ARC by up to 0.067%; now they are equal:
+//!   `tests/peer_libcachesim_baselines.rs`.) A page inserted without `prepare_miss` (a
+//!   caller outside the pool) is adapted for in `on_insert`; a load that fails after
+//!   `prepare_miss` leaves `p` adapted and `x` in its ghost list.
 //! - **Pinned pages**: the victim is the LRU-most *evictable* page of the chosen list; if
 //!   that list has none, the LRU-most evictable page of the other list (its ghost goes to
 //!   the list it left).
@@ -78,6 +77,9 @@ pub struct Arc {
     /// Target size of `T1`.
     p: f64,
     victim: Departure,
+    /// The page `prepare_miss` announced and the ghost list it was found in (`p` already
+    /// adapted for it).
+    pending: Option<(u64, Option<u8>)>,
 }
 
 impl Arc {
@@ -90,6 +92,7 @@ impl Arc {
             ghosts: Ghosts::new(2 * frames_count, 2),
             p: 0.0,
             victim: Departure::default(),
+            pending: None,
         }
     }
 
@@ -102,6 +105,18 @@ impl Arc {
         self.t[usize::from(l)]
             .iter_from_tail(&self.links)
             .find(|&f| evictable(f))
+    }
+
+    /// Cases II and III's adaptation of `p` for a miss found in ghost list `g`.
+    fn adapt(&mut self, g: Option<u8>) {
+        let (b1, b2) = (self.ghosts.len(B1) as f64, self.ghosts.len(B2) as f64);
+        match g {
+            Some(B1) => {
+                self.p = (self.p + if b1 >= b2 { 1.0 } else { b2 / b1 }).min(self.c() as f64)
+            }
+            Some(_) => self.p = (self.p - if b2 >= b1 { 1.0 } else { b1 / b2 }).max(0.0),
+            None => {}
+        }
     }
 
     /// Adds the evicted page (if any) to the ghost list after the list it left, unless
@@ -125,23 +140,28 @@ impl Policy for Arc {
         self.c()
     }
 
+    fn prepare_miss(&mut self, pid: PageId, _access: Access) {
+        let g = self.ghosts.find(pid);
+        self.adapt(g);
+        self.pending = Some((pid.0, g));
+    }
+
     fn on_insert(&mut self, frame: FrameId, pid: PageId, _access: Access) {
         let evicted = self.victim.take();
-        let (b1, b2) = (self.ghosts.len(B1) as f64, self.ghosts.len(B2) as f64);
         self.page[frame.index()] = pid.0;
-        match self.ghosts.find(pid) {
+        let g = self.ghosts.find(pid);
+        if self.pending.take().map(|(p, _)| p) != Some(pid.0) {
+            self.adapt(g);
+        }
+        match g {
             Some(B1) => {
                 // Case II.
-                let delta = if b1 >= b2 { 1.0 } else { b2 / b1 };
-                self.p = (self.p + delta).min(self.c() as f64);
                 self.settle_victim(evicted, false);
                 self.ghosts.remove(pid);
                 self.t[1].push_head(&mut self.links, frame);
             }
             Some(_) => {
                 // Case III.
-                let delta = if b2 >= b1 { 1.0 } else { b1 / b2 };
-                self.p = (self.p - delta).max(0.0);
                 self.settle_victim(evicted, false);
                 self.ghosts.remove(pid);
                 self.t[1].push_head(&mut self.links, frame);
@@ -193,8 +213,11 @@ impl Policy for Arc {
 
     fn choose_victim(&mut self, evictable: &dyn Fn(FrameId) -> bool) -> Option<Victim<'_>> {
         let t1 = self.t[0].len();
-        // Case IV(A) with |T1| = c evicts T1's LRU page; otherwise REPLACE(x ∉ B2, p).
-        let first = if t1 >= 1 && (t1 >= self.c() || t1 as f64 > self.p) {
+        let x_in_b2 = matches!(self.pending, Some((_, Some(B2))));
+        // Case IV(A) with |T1| = c evicts T1's LRU page; otherwise REPLACE(x, p).
+        let first = if t1 >= 1
+            && (t1 >= self.c() || t1 as f64 > self.p || (x_in_b2 && t1 as f64 == self.p))
+        {
             T1
         } else {
             T2

@@ -133,10 +133,11 @@ pub trait Policy: Send {
     fn on_clean(&mut self, frame: FrameId);
     /// The page in `frame` left the pool; the frame is free.
     fn on_remove(&mut self, frame: FrameId);
-    /// A miss for `access` is about to be served: called on every miss, before
-    /// `choose_victim` (if a victim is needed) and `on_insert`. Policies whose victim
-    /// depends on the incoming access (FD-Buffer's Algorithm 2) record it here.
-    fn prepare_miss(&mut self, _access: Access) {}
+    /// A miss of page `pid` for `access` is about to be served: called on every miss,
+    /// before `choose_victim` (if a victim is needed) and `on_insert`. Policies whose
+    /// victim depends on the incoming access (FD-Buffer's Algorithm 2) or on the missed
+    /// page (ARC's `REPLACE(x, p)` after adapting `p` on a ghost hit) record it here.
+    fn prepare_miss(&mut self, _pid: PageId, _access: Access) {}
     /// Chooses what to free. `None` means no member frame is evictable.
     fn choose_victim(&mut self, evictable: &dyn Fn(FrameId) -> bool) -> Option<Victim<'_>>;
     /// Bytes of per-frame state this policy keeps (for the pool's memory report).
@@ -185,8 +186,8 @@ impl<P: Policy + ?Sized> Policy for Box<P> {
     fn on_remove(&mut self, frame: FrameId) {
         (**self).on_remove(frame)
     }
-    fn prepare_miss(&mut self, access: Access) {
-        (**self).prepare_miss(access)
+    fn prepare_miss(&mut self, pid: PageId, access: Access) {
+        (**self).prepare_miss(pid, access)
     }
     fn choose_victim(&mut self, evictable: &dyn Fn(FrameId) -> bool) -> Option<Victim<'_>> {
         (**self).choose_victim(evictable)

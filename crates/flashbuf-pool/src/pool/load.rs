@@ -21,7 +21,7 @@ impl<S: PageStore> BufferPool<S> {
         access: Access,
     ) -> Result<FrameId, PoolError> {
         let write = access.is_write();
-        g.policy.prepare_miss(access);
+        g.policy.prepare_miss(pid, access);
         let taken = self.take_frame(&mut g)?;
         g.stats.misses += 1;
         let f = taken.frame;

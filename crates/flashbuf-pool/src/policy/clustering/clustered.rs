@@ -239,8 +239,8 @@ impl<P: Policy> Policy for Clustered<P> {
         self.inner.bytes_per_frame() + 8 + ClusterSet::BYTES_PER_FRAME
     }
 
-    fn prepare_miss(&mut self, access: Access) {
-        self.inner.prepare_miss(access)
+    fn prepare_miss(&mut self, pid: PageId, access: Access) {
+        self.inner.prepare_miss(pid, access)
     }
 
     fn wants_io_observations(&self) -> bool {

@@ -299,7 +299,7 @@ impl Policy for NaiveFdBuffer {
     fn bytes_per_frame(&self) -> usize {
         64
     }
-    fn prepare_miss(&mut self, access: Access) {
+    fn prepare_miss(&mut self, _pid: PageId, access: Access) {
         self.next_access = Some(access);
     }
     fn update_costs(&mut self, costs: &DeviceFacts) {

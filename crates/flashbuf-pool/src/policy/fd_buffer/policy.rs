@@ -33,7 +33,7 @@ const DIRTY: u8 = 2;
 ///     p.on_insert(FrameId(f), PageId(10 + f as u64), Access::Read); // clean pool
 /// }
 /// // |C| = 3 > M_c = 2: a read miss still takes the clean pool's LRU page.
-/// p.prepare_miss(Access::Read);
+/// p.prepare_miss(PageId(20), Access::Read);
 /// assert_eq!(p.choose_victim(&|_| true), Some(Victim::Evict(FrameId(1))));
 /// assert_eq!(p.m_c(), 2);
 /// p.check_invariants().unwrap();
@@ -344,7 +344,7 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
             + if self.clusters.is_some() { 24 } else { 0 }
     }
 
-    fn prepare_miss(&mut self, access: Access) {
+    fn prepare_miss(&mut self, _pid: PageId, access: Access) {
         self.next_access = Some(access);
     }
 

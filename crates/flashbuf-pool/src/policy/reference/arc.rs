@@ -1,5 +1,6 @@
-//! Naive ARC: Fig. 4 of Megiddo & Modha (FAST 2003) with vectors, with the victim chosen
-//! before the missed page is known, as `crate::policy::arc` documents.
+//! Naive ARC: Fig. 4 of Megiddo & Modha (FAST 2003) with vectors, in the call order
+//! `crate::policy::arc` documents (`p` adapted in `prepare_miss`, `REPLACE(x, p)` in
+//! `choose_victim`).
 
 use crate::policy::{Access, Policy, Victim};
 use flashbuf_core::{FrameId, PageId};
@@ -17,6 +18,8 @@ pub struct NaiveArc {
     chosen: Option<FrameId>,
     /// The chosen page once removed: its identifier and whether it left `t1`.
     evicted: Option<(u64, bool)>,
+    /// The announced miss: page, and whether it was in `b2`; `p` adapted for it.
+    pending: Option<(u64, bool)>,
 }
 
 impl NaiveArc {
@@ -31,12 +34,23 @@ impl NaiveArc {
             p: 0.0,
             chosen: None,
             evicted: None,
+            pending: None,
         }
     }
 
     fn take(list: &mut Vec<(FrameId, u64)>, frame: FrameId) -> Option<(FrameId, u64)> {
         let i = list.iter().position(|e| e.0 == frame)?;
         Some(list.remove(i))
+    }
+
+    /// Cases II and III: `p` moves for a miss on `page` if it is a ghost.
+    fn adapt(&mut self, page: u64) {
+        let (b1, b2) = (self.b1.len() as f64, self.b2.len() as f64);
+        if self.b1.contains(&page) {
+            self.p = (self.p + if b1 >= b2 { 1.0 } else { b2 / b1 }).min(self.c as f64);
+        } else if self.b2.contains(&page) {
+            self.p = (self.p - if b2 >= b1 { 1.0 } else { b1 / b2 }).max(0.0);
+        }
     }
 
     /// The victim's page goes to the ghost list after the list it left (unless `drop`).
@@ -56,16 +70,20 @@ impl Policy for NaiveArc {
     fn frames_count(&self) -> usize {
         self.c
     }
+    fn prepare_miss(&mut self, pid: PageId, _access: Access) {
+        self.adapt(pid.0);
+        self.pending = Some((pid.0, self.b2.contains(&pid.0)));
+    }
     fn on_insert(&mut self, frame: FrameId, pid: PageId, _access: Access) {
         self.chosen = None;
-        let (b1, b2) = (self.b1.len() as f64, self.b2.len() as f64);
+        if self.pending.take().map(|(p, _)| p) != Some(pid.0) {
+            self.adapt(pid.0);
+        }
         if let Some(i) = self.b1.iter().position(|&g| g == pid.0) {
-            self.p = (self.p + if b1 >= b2 { 1.0 } else { b2 / b1 }).min(self.c as f64);
             self.settle(false);
             self.b1.remove(i);
             self.t2.push((frame, pid.0));
         } else if let Some(i) = self.b2.iter().position(|&g| g == pid.0) {
-            self.p = (self.p - if b2 >= b1 { 1.0 } else { b1 / b2 }).max(0.0);
             self.settle(false);
             self.b2.remove(i);
             self.t2.push((frame, pid.0));
@@ -112,7 +130,9 @@ impl Policy for NaiveArc {
     }
     fn choose_victim(&mut self, evictable: &dyn Fn(FrameId) -> bool) -> Option<Victim<'_>> {
         let t1 = self.t1.len();
-        let from_t1 = t1 >= 1 && (t1 >= self.c || t1 as f64 > self.p);
+        let x_in_b2 = matches!(self.pending, Some((_, true)));
+        let from_t1 =
+            t1 >= 1 && (t1 >= self.c || t1 as f64 > self.p || (x_in_b2 && t1 as f64 == self.p));
         let first = |l: &Vec<(FrameId, u64)>| l.iter().map(|e| e.0).find(|&f| evictable(f));
         let f = if from_t1 {
             first(&self.t1).or_else(|| first(&self.t2))

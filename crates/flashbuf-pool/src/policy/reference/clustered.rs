@@ -187,7 +187,7 @@ impl<P: Policy> Policy for NaiveClustered<P> {
     fn update_costs(&mut self, costs: &DeviceFacts) {
         self.inner.update_costs(costs)
     }
-    fn prepare_miss(&mut self, access: Access) {
-        self.inner.prepare_miss(access)
+    fn prepare_miss(&mut self, pid: PageId, access: Access) {
+        self.inner.prepare_miss(pid, access)
     }
 }
