@@ -92,6 +92,11 @@ pub struct CommonArgs {
     /// device; without it, pages never written are read for free). For the direct store.
     #[arg(long)]
     pub presize: bool,
+    /// Replay the first N references before measuring (the papers' warm-up): counts,
+    /// device time and ratios cover the references after them; the warm-up's misses and
+    /// page writes are reported apart (cold_misses, cold_page_writes).
+    #[arg(long, default_value_t = 0)]
+    pub warmup: u64,
 }
 
 #[derive(Args)]
@@ -168,6 +173,7 @@ pub fn base_config(c: &CommonArgs, buffer: BufferSize) -> Result<RunConfig, LabE
             .map(flashbuf_lab::bounds::BoundsCost::parse)
             .transpose()?,
         presize: c.presize,
+        warmup_refs: c.warmup,
         ..RunConfig::default()
     })
 }

@@ -78,6 +78,12 @@ pub struct RunConfig {
     /// Without it, the direct store answers reads beyond the device's current length
     /// without device I/O (pages never written). Meant for the direct store.
     pub presize: bool,
+    /// References replayed before measuring (the papers' warm-up): the run's counts,
+    /// device figures and ratios cover the references after them; the warm-up's misses
+    /// and page writes are reported apart (`warmup_refs`, `cold_misses`,
+    /// `cold_page_writes`). Through the pool only (pass-through runs have no buffer to
+    /// warm). 0: measure from the first reference.
+    pub warmup_refs: u64,
 }
 
 impl Default for RunConfig {
@@ -104,6 +110,7 @@ impl Default for RunConfig {
             dynamics: Dynamics::default(),
             bounds: None,
             presize: false,
+            warmup_refs: 0,
         }
     }
 }
@@ -134,6 +141,19 @@ impl RunConfig {
         }
         if self.dynamics.epoch_refs == 0 {
             return Err(LabError::Usage("the epoch has at least 1 reference".into()));
+        }
+        if self.warmup_refs > 0 {
+            if self.bounds.is_some() {
+                return Err(LabError::Usage(
+                    "--warmup with --bounds: the offline bounds cover the whole trace; run                      them without a warm-up"
+                        .into(),
+                ));
+            }
+            if self.policy.name == "none" {
+                return Err(LabError::Usage(
+                    "--warmup with --policy none: a pass-through run has no buffer to warm".into(),
+                ));
+            }
         }
         validate_policy(&self.policy)?;
         validate_store(&self.store, self.page_size)?;

@@ -155,6 +155,16 @@ pub struct RunResult {
     /// Device latency the asymmetry model added, microseconds (in `device_time_us`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub asymmetry_added_us: Option<f64>,
+    // ---- warm-up (`--warmup N`): the counts above cover the references after it ----
+    /// References replayed before measuring.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warmup_refs: Option<u64>,
+    /// Misses during the warm-up (cold misses of the empty buffer among them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cold_misses: Option<u64>,
+    /// Page writes during the warm-up.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cold_page_writes: Option<u64>,
 }
 
 impl RunResult {

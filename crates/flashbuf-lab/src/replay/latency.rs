@@ -42,6 +42,15 @@ impl Latency {
         }
     }
 
+    /// Forgets what was recorded (the end of a warm-up) and returns the counting device's
+    /// figures at this point, if there is one.
+    pub(super) fn reset(&mut self) -> Option<flashbuf_device::IoCounts> {
+        if let Some(h) = &mut self.hist {
+            h.reset();
+        }
+        self.clock.as_ref().map(|c| c.counts())
+    }
+
     /// Mean and 99th percentile in microseconds, if recorded.
     pub(super) fn summary_us(&self) -> Option<(f64, f64)> {
         let h = self.hist.as_ref().filter(|h| !h.is_empty())?;

@@ -126,6 +126,8 @@ struct Replay<'a> {
     epochs: EpochHooks,
     latency: latency::Latency,
     dev0: DeviceStats,
+    /// The counting device's figures at the end of the warm-up, if there was one.
+    warm_io: Option<flashbuf_device::IoCounts>,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -160,6 +162,7 @@ fn replay_on(
         },
         latency: latency::Latency::new(counting.clone()),
         dev0: store.device_stats(),
+        warm_io: None,
     };
     let mut r = match built {
         Some(p) => run_pool(&mut rp, feed, store, p, hook, clock)?,
@@ -170,7 +173,7 @@ fn replay_on(
         r.response_time_mean_us = Some(mean);
         r.response_time_p99_us = Some(p99);
     }
-    if let (Some(c), Some(io0)) = (counting, io0) {
+    if let (Some(c), Some(io0)) = (counting, rp.warm_io.or(io0)) {
         let io = c.counts();
         r.device_read_time_us = io.read_time_us - io0.read_time_us;
         r.device_write_time_us = io.write_time_us - io0.write_time_us;
@@ -255,7 +258,7 @@ fn run_pool(
 ) -> Result<RunResult, LabError> {
     let (cfg, frames) = (rp.cfg, rp.plan.frames);
     let pool = BufferPool::new(store, frames, policy)?;
-    let summary = pool::replay_pool(
+    let (summary, warm) = pool::replay_pool(
         &pool,
         feed,
         &mut rp.oracle,
@@ -263,10 +266,35 @@ fn run_pool(
         cfg.paranoid,
         &mut rp.epochs,
         &mut rp.latency,
+        cfg.warmup_refs,
     )?;
-    let ps = pool.stats();
-    let dev = pool.store().device_stats() - rp.dev0;
-    let mut r = clock.result(cfg, frames, summary.references, dev);
+    if cfg.warmup_refs > 0 && warm.is_none() {
+        return Err(LabError::Usage(format!(
+            "--warmup {}: the trace ended after {} references, before the warm-up did",
+            cfg.warmup_refs, summary.references
+        )));
+    }
+    let mut ps = pool.stats();
+    let mut dev = pool.store().device_stats() - rp.dev0;
+    let mut references = summary.references;
+    if let Some(w) = &warm {
+        // Measured after the warm-up: subtract its figures.
+        dev = pool.store().device_stats() - w.dev;
+        references -= w.refs;
+        ps.hits -= w.pool.hits;
+        ps.misses -= w.pool.misses;
+        ps.page_reads -= w.pool.page_reads;
+        ps.page_writes -= w.pool.page_writes;
+        ps.dirty_evictions -= w.pool.dirty_evictions;
+        ps.write_batches -= w.pool.write_batches;
+        rp.warm_io = w.io;
+    }
+    let mut r = clock.result(cfg, frames, references, dev);
+    if let Some(w) = &warm {
+        r.warmup_refs = Some(w.refs);
+        r.cold_misses = Some(w.pool.misses);
+        r.cold_page_writes = Some(w.pool.page_writes);
+    }
     r.hits = ps.hits;
     r.misses = ps.misses;
     r.page_reads = ps.page_reads;
