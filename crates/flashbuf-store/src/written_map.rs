@@ -44,22 +44,23 @@ const TAG: u8 = 0x57;
 
 /// Bytes a store gives the map in its state record (a 4096-byte record copy less its
 /// header, for the direct and ICL stores; StableBuffer adds as much to its own).
-pub(crate) const BUDGET_BYTES: usize = 4096 - crate::state::STATE_HEADER_BYTES;
+pub(crate) const BUDGET_BYTES: usize =
+    crate::state::SMALL_COPY_BYTES as usize - crate::state::STATE_HEADER_BYTES;
 
 /// The in-memory set and whether it changed since the last snapshot.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Inner {
     /// `start → end` (exclusive), disjoint and non-adjacent.
     ranges: BTreeMap<u64, u64>,
     changed: bool,
+    /// The durable cut (`u64::MAX`: none): pages at or beyond it are not described.
+    cut: u64,
 }
 
 /// The written-page set of an open store.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct WrittenMap {
     inner: Mutex<Inner>,
-    /// The durable cut (`u64::MAX`: none): pages at or beyond it are not described.
-    cut: Mutex<u64>,
 }
 
 /// What [`WrittenMap::snapshot`] took: the encoded payload to commit and its cut.
@@ -70,25 +71,26 @@ pub(crate) struct Snapshot {
 }
 
 impl WrittenMap {
+    fn with(ranges: BTreeMap<u64, u64>, cut: u64) -> Self {
+        Self {
+            inner: Mutex::new(Inner {
+                ranges,
+                changed: false,
+                cut,
+            }),
+        }
+    }
+
     /// An empty set (a new store).
     pub(crate) fn new() -> Self {
-        Self {
-            inner: Mutex::new(Inner::default()),
-            cut: Mutex::new(u64::MAX),
-        }
+        Self::with(BTreeMap::new(), u64::MAX)
     }
 
     /// The set a state record's payload describes; refuses a malformed or missing one
     /// (`kind` names the store in the message).
     pub(crate) fn decode(payload: &[u8], kind: &str) -> Result<Self, StoreError> {
         let (ranges, cut) = decode(payload, kind)?;
-        Ok(Self {
-            inner: Mutex::new(Inner {
-                ranges,
-                changed: false,
-            }),
-            cut: Mutex::new(cut),
-        })
+        Ok(Self::with(ranges, cut))
     }
 
     /// Records that `pid` was written (after its write returned).
@@ -131,23 +133,15 @@ impl WrittenMap {
     /// plus every write since). Pages at or beyond the durable cut are not known.
     pub(crate) fn contains(&self, pid: PageId) -> bool {
         let p = pid.0;
-        if p >= *self.cut.lock() {
-            return false;
-        }
         let g = self.inner.lock();
-        matches!(g.ranges.range(..=p).next_back(), Some((_, &e)) if p < e)
+        p < g.cut && matches!(g.ranges.range(..=p).next_back(), Some((_, &e)) if p < e)
     }
 
     /// The set's encoding within `budget_bytes` if it changed since the last snapshot
     /// (`None`: nothing to commit). Call before syncing the device.
     pub(crate) fn snapshot(&self, budget_bytes: usize) -> Option<Snapshot> {
-        let mut g = self.inner.lock();
-        if !g.changed {
-            return None;
-        }
-        g.changed = false;
-        let cut = *self.cut.lock();
-        Some(encode(&g.ranges, cut, budget_bytes))
+        let changed = self.inner.lock().changed;
+        changed.then(|| self.snapshot_always(budget_bytes))
     }
 
     /// The set's encoding within `budget_bytes`, changed or not (for a store that commits
@@ -155,14 +149,13 @@ impl WrittenMap {
     pub(crate) fn snapshot_always(&self, budget_bytes: usize) -> Snapshot {
         let mut g = self.inner.lock();
         g.changed = false;
-        let cut = *self.cut.lock();
-        encode(&g.ranges, cut, budget_bytes)
+        encode(&g.ranges, g.cut, budget_bytes)
     }
 
-    /// After the snapshot's commit: the durable cut can only come down.
-    pub(crate) fn committed(&self, s: &Snapshot) {
-        let mut c = self.cut.lock();
-        *c = (*c).min(s.cut);
+    /// After the commit of a snapshot with `cut`: the durable cut can only come down.
+    pub(crate) fn committed(&self, cut: u64) {
+        let mut g = self.inner.lock();
+        g.cut = g.cut.min(cut);
     }
 
     /// A commit failed: the set must be committed again at the next sync.
@@ -172,11 +165,8 @@ impl WrittenMap {
 
     /// (ranges, durable cut or `None`), for the store's report and invariants.
     pub(crate) fn shape(&self) -> (usize, Option<u64>) {
-        let cut = *self.cut.lock();
-        (
-            self.inner.lock().ranges.len(),
-            (cut != u64::MAX).then_some(cut),
-        )
+        let g = self.inner.lock();
+        (g.ranges.len(), (g.cut != u64::MAX).then_some(g.cut))
     }
 
     /// After a device sync that began when the device held `len_before` bytes and when
@@ -194,16 +184,19 @@ impl WrittenMap {
         if !grew && snap.is_none() {
             return Ok(());
         }
-        let payload = snap.as_ref().map(|m| m.payload.clone());
+        let (payload, cut) = match snap {
+            Some(m) => (Some(m.payload), Some(m.cut)),
+            None => (None, None),
+        };
         match area.commit(dev, poison, grew.then_some(len_before), payload) {
             Ok(()) => {
-                if let Some(m) = &snap {
-                    self.committed(m);
+                if let Some(c) = cut {
+                    self.committed(c);
                 }
                 Ok(())
             }
             Err(e) => {
-                if snap.is_some() {
+                if cut.is_some() {
                     self.mark_changed();
                 }
                 Err(e)
@@ -349,7 +342,7 @@ mod tests {
             "{} > {budget}",
             s.payload.len()
         );
-        m.committed(&s);
+        m.committed(s.cut);
         WrittenMap::decode(&s.payload, "direct").unwrap()
     }
 

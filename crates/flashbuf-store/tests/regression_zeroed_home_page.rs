@@ -49,9 +49,12 @@ fn a_synced_direct_page_zeroed_at_rest_is_reported_not_unwritten() {
     every_zeroed_page_is_reported("direct");
 }
 
+/// The class: every other store of the table (the three above run once, by name).
 #[test]
-fn every_store_reports_every_zeroed_page() {
+fn every_other_store_reports_every_zeroed_page() {
     for f in CrashStore::variants().unwrap() {
-        every_zeroed_page_is_reported(&f.name);
+        if !["direct", "icl", "stable-buffer"].contains(&f.name.as_str()) {
+            every_zeroed_page_is_reported(&f.name);
+        }
     }
 }

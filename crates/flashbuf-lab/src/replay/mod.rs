@@ -281,12 +281,7 @@ fn run_pool(
         // Measured after the warm-up: subtract its figures.
         dev = pool.store().device_stats() - w.dev;
         references -= w.refs;
-        ps.hits -= w.pool.hits;
-        ps.misses -= w.pool.misses;
-        ps.page_reads -= w.pool.page_reads;
-        ps.page_writes -= w.pool.page_writes;
-        ps.dirty_evictions -= w.pool.dirty_evictions;
-        ps.write_batches -= w.pool.write_batches;
+        ps = ps - w.pool;
         rp.warm_io = w.io;
     }
     let mut r = clock.result(cfg, frames, references, dev);

@@ -75,25 +75,23 @@ fn replay_batch<S: PageStore>(
     mut pos: u64,
 ) -> Result<u64, LabError> {
     let e = hooks.epoch_refs;
-    {
-        hooks.writes += batch.iter().filter(|r| r.op.is_write()).count() as u64;
-        if hooks.active() {
-            // Split at epoch boundaries so each epoch runs under its own settings.
-            let mut i = 0;
-            while i < batch.len() {
-                let left = (e - pos % e) as usize;
-                let end = batch.len().min(i + left);
-                if let Some(costs) = hooks.enter(pos / e) {
-                    pool.update_costs(&costs);
-                }
-                access_all(pool, &batch[i..end], oracle, latency)?;
-                pos += (end - i) as u64;
-                i = end;
+    hooks.writes += batch.iter().filter(|r| r.op.is_write()).count() as u64;
+    if hooks.active() {
+        // Split at epoch boundaries so each epoch runs under its own settings.
+        let mut i = 0;
+        while i < batch.len() {
+            let left = (e - pos % e) as usize;
+            let end = batch.len().min(i + left);
+            if let Some(costs) = hooks.enter(pos / e) {
+                pool.update_costs(&costs);
             }
-        } else {
-            access_all(pool, batch, oracle, latency)?;
-            pos += batch.len() as u64;
+            access_all(pool, &batch[i..end], oracle, latency)?;
+            pos += (end - i) as u64;
+            i = end;
         }
+    } else {
+        access_all(pool, batch, oracle, latency)?;
+        pos += batch.len() as u64;
     }
     Ok(pos)
 }

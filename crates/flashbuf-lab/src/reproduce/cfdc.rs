@@ -36,7 +36,7 @@
 //! to 0.875). The simulated MTRON's BAST FTL makes random 4 KB writes about 5 ms and
 //! clustered ones far cheaper, a larger gap than the real drive's under XTC.
 
-use super::runner::{count, gain, pct, secs, Runner};
+use super::runner::{count, gain, pct, secs, span, Runner};
 use super::{Magnitude, Report, ReproduceOptions, Section, Verdict};
 use crate::config::{BufferSize, RunConfig};
 use crate::result::RunResult;
@@ -96,16 +96,6 @@ pub fn run(opts: &ReproduceOptions) -> Result<Report, LabError> {
     })
 }
 
-/// Tolerance around a single figure of the paper: measured within ±20% counts as inside.
-const POINT_TOLERANCE: f64 = 0.2;
-
-/// `lo..hi` of `xs` as text with `f`.
-fn span(xs: &[f64], f: impl Fn(f64) -> String) -> String {
-    let lo = xs.iter().copied().fold(f64::MAX, f64::min);
-    let hi = xs.iter().copied().fold(f64::MIN, f64::max);
-    format!("{} .. {}", f(lo), f(hi))
-}
-
 /// Figs. 4-6: CFDC's throughput gain over CFLRU, CFLRU's flushes vs LRU, CFDC's cost per
 /// flush vs LRU, each over every buffer size.
 fn figs_4_6_verdicts(by_buffer: &ByBuffer) -> Vec<Verdict> {
@@ -134,11 +124,7 @@ fn figs_4_6_verdicts(by_buffer: &ByBuffer) -> Vec<Verdict> {
     let pf_mid = (min(&per_flush) + max(&per_flush)) / 2.0;
     let fl_mag = Magnitude::of(-(min(&flushes) + max(&flushes)) / 2.0, 0.03, 0.05);
     let fl_dir = max(&flushes) <= 0.0;
-    let pf_mag = Magnitude::of(
-        pf_mid,
-        0.5 * (1.0 - POINT_TOLERANCE),
-        0.5 * (1.0 + POINT_TOLERANCE),
-    );
+    let pf_mag = Magnitude::around(pf_mid, 0.5);
     let pf_dir = max(&per_flush) < 1.0;
     vec![
         Verdict {
@@ -370,11 +356,7 @@ fn fig_7(
     let paper = 702.0 / 407.0;
     let v = match at_full {
         Some((vs_cflru, vs_lru, flushes, per_flush)) => {
-            let magnitude = Magnitude::of(
-                vs_cflru,
-                paper * (1.0 - POINT_TOLERANCE),
-                paper * (1.0 + POINT_TOLERANCE),
-            );
+            let magnitude = Magnitude::around(vs_cflru, paper);
             Verdict {
                 figure: "Fig. 7: CFDC vs CFLRU at 100% updates".into(),
                 paper: format!("{paper:.2}x throughput (702 vs 407 TPS)"),

@@ -21,8 +21,8 @@
 //!
 //! `--limit N` (a quick look) runs at most N point transactions over 100,000 records.
 
-use super::runner::{count, pct};
-use super::{Magnitude, Report, ReproduceOptions, Section, Verdict};
+use super::runner::{count, pct, span};
+use super::{Magnitude, Report, ReproduceOptions, Section, Verdict, POINT_TOLERANCE};
 use crate::engine::{run_engine, Engine, EngineConfig, EngineResult};
 use crate::spec;
 use crate::LabError;
@@ -42,9 +42,6 @@ pub const UPDATES: &[f64] = &[0.0, 0.2, 0.4, 0.6, 0.8, 1.0];
 pub const RANGES: &[u64] = &[400, 1_600, 6_400, 25_600];
 /// The policies, in the paper's order.
 const POLICIES: &[&str] = &["lru", "cflru", "cfdc"];
-
-/// Tolerance around a single figure of the paper (as in `reproduce cfdc`).
-const POINT_TOLERANCE: f64 = 0.2;
 
 /// Scale of the runs: records in the tree, point transactions of the baseline.
 #[derive(Debug, Clone, Copy)]
@@ -122,14 +119,8 @@ fn trio(
     mix: (f64, u64),
     frames: usize,
 ) -> Result<[EngineResult; 3], LabError> {
-    let mut rs = Vec::with_capacity(3);
-    for p in POLICIES {
-        rs.push(run_one(opts, scale, mix, p, frames)?);
-    }
-    let [l, f, d]: [EngineResult; 3] = rs
-        .try_into()
-        .map_err(|_| LabError::Engine("three policies, three runs".into()))?;
-    Ok([l, f, d])
+    let run = |p: &str| run_one(opts, scale, mix, p, frames);
+    Ok([run(POLICIES[0])?, run(POLICIES[1])?, run(POLICIES[2])?])
 }
 
 /// Runs Figs. 4, 7 and 8.
@@ -206,13 +197,6 @@ fn fig_4(opts: &ReproduceOptions, scale: Scale) -> Result<(Section, Vec<Verdict>
         "paper: CFDC +14% (1,024 frames) to +41% (8,192) over CFLRU; CFLRU at most +6% over LRU"
             .into(),
     );
-    let span = |xs: &[f64]| {
-        format!(
-            "{} .. {}",
-            pct(xs.iter().copied().fold(f64::INFINITY, f64::min)),
-            pct(xs.iter().copied().fold(f64::NEG_INFINITY, f64::max))
-        )
-    };
     let grows = cfdc_gain.last() > cfdc_gain.first();
     let m = magnitude_all(
         &cfdc_gain,
@@ -222,7 +206,11 @@ fn fig_4(opts: &ReproduceOptions, scale: Scale) -> Result<(Section, Vec<Verdict>
     let v1 = Verdict {
         figure: "Fig. 4 (engine): CFDC vs CFLRU".into(),
         paper: "+14% (1,024 frames) to +41% (8,192), growing with the buffer".into(),
-        measured: format!("{} (by frames: {})", span(&cfdc_gain), list(&cfdc_gain)),
+        measured: format!(
+            "{} (by frames: {})",
+            span(&cfdc_gain, pct),
+            list(&cfdc_gain)
+        ),
         direction_holds: cfdc_gain.iter().all(|&g| g > 0.0),
         magnitude: m,
         cause: if m == Magnitude::Inside && grows {
@@ -237,17 +225,18 @@ fn fig_4(opts: &ReproduceOptions, scale: Scale) -> Result<(Section, Vec<Verdict>
         },
     };
     let max_cflru = cflru_gain.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let within = max_cflru <= 0.06 * (1.0 + POINT_TOLERANCE);
     let v2 = Verdict {
         figure: "Fig. 4 (engine): CFLRU vs LRU".into(),
         paper: "slightly better, at most +6%".into(),
         measured: list(&cflru_gain),
         direction_holds: cflru_gain.iter().all(|&g| g >= 0.0),
-        magnitude: if max_cflru <= 0.06 * (1.0 + POINT_TOLERANCE) {
+        magnitude: if within {
             Magnitude::Inside
         } else {
             Magnitude::Above
         },
-        cause: if max_cflru <= 0.06 * (1.0 + POINT_TOLERANCE) {
+        cause: if within {
             String::new()
         } else {
             "CFLRU's clean-first window saves more random writes on the simulated FTL".into()

@@ -106,7 +106,20 @@ pub enum Magnitude {
     NoFigure,
 }
 
+/// Tolerance around a single figure of the paper: measured within ±20% counts as inside.
+pub(super) const POINT_TOLERANCE: f64 = 0.2;
+
 impl Magnitude {
+    /// Where `x` falls against a single figure `paper` of the paper, within
+    /// [`POINT_TOLERANCE`].
+    pub fn around(x: f64, paper: f64) -> Self {
+        Self::of(
+            x,
+            paper * (1.0 - POINT_TOLERANCE),
+            paper * (1.0 + POINT_TOLERANCE),
+        )
+    }
+
     /// Where `x` falls against `lo..=hi`.
     pub fn of(x: f64, lo: f64, hi: f64) -> Self {
         if x < lo {

@@ -203,6 +203,13 @@ fn dyn_label(o: &RunConfig) -> String {
     s
 }
 
+/// `lo..hi` of `xs` as text with `f`.
+pub(super) fn span(xs: &[f64], f: impl Fn(f64) -> String) -> String {
+    let lo = xs.iter().copied().fold(f64::MAX, f64::min);
+    let hi = xs.iter().copied().fold(f64::MIN, f64::max);
+    format!("{} .. {}", f(lo), f(hi))
+}
+
 /// `x` as a signed percentage with one decimal (`+14.2%`).
 pub(super) fn pct(x: f64) -> String {
     if x.is_finite() {

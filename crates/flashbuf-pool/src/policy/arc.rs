@@ -203,12 +203,8 @@ impl Policy for Arc {
     fn on_clean(&mut self, _frame: FrameId) {}
 
     fn on_remove(&mut self, frame: FrameId) {
-        let Some(l) = self.links.owner(frame) else {
-            return;
-        };
-        self.t[usize::from(l)].remove(&mut self.links, frame);
         self.victim
-            .removed(frame, PageId(self.page[frame.index()]), l);
+            .remove_from(&mut self.t, &mut self.links, &self.page, frame);
     }
 
     fn choose_victim(&mut self, evictable: &dyn Fn(FrameId) -> bool) -> Option<Victim<'_>> {

@@ -196,6 +196,22 @@ impl Departure {
         }
     }
 
+    /// `on_remove` of a policy whose resident lists are `lists` over `links` (the page of
+    /// each frame in `page`): `frame` leaves the list it is on, kept if it is the victim.
+    pub fn remove_from(
+        &mut self,
+        lists: &mut [List],
+        links: &mut Links,
+        page: &[u64],
+        frame: FrameId,
+    ) {
+        let Some(l) = links.owner(frame) else {
+            return;
+        };
+        lists[usize::from(l)].remove(links, frame);
+        self.removed(frame, PageId(page[frame.index()]), l);
+    }
+
     /// At `on_insert`: the victim that left since the last miss (its page and the list it
     /// left), if any; forgets any pending choice.
     pub fn take(&mut self) -> Option<(PageId, u8)> {

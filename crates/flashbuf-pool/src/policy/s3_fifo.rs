@@ -208,12 +208,8 @@ impl Policy for S3Fifo {
     fn on_clean(&mut self, _frame: FrameId) {}
 
     fn on_remove(&mut self, frame: FrameId) {
-        let Some(q) = self.links.owner(frame) else {
-            return;
-        };
-        self.queues[usize::from(q)].remove(&mut self.links, frame);
         self.victim
-            .removed(frame, PageId(self.page[frame.index()]), q);
+            .remove_from(&mut self.queues, &mut self.links, &self.page, frame);
     }
 
     fn choose_victim(&mut self, evictable: &dyn Fn(FrameId) -> bool) -> Option<Victim<'_>> {

@@ -80,6 +80,24 @@ pub struct PoolStats {
     pub failed_loads: u64,
 }
 
+impl std::ops::Sub for PoolStats {
+    type Output = PoolStats;
+    /// Counters accumulated between two snapshots (`later - earlier`).
+    fn sub(self, o: PoolStats) -> PoolStats {
+        PoolStats {
+            hits: self.hits.saturating_sub(o.hits),
+            misses: self.misses.saturating_sub(o.misses),
+            page_reads: self.page_reads.saturating_sub(o.page_reads),
+            unwritten_reads: self.unwritten_reads.saturating_sub(o.unwritten_reads),
+            page_writes: self.page_writes.saturating_sub(o.page_writes),
+            write_batches: self.write_batches.saturating_sub(o.write_batches),
+            evictions: self.evictions.saturating_sub(o.evictions),
+            dirty_evictions: self.dirty_evictions.saturating_sub(o.dirty_evictions),
+            failed_loads: self.failed_loads.saturating_sub(o.failed_loads),
+        }
+    }
+}
+
 /// Counters updated outside the pool lock.
 #[derive(Default)]
 struct IoCounters {

@@ -378,10 +378,12 @@ fn claim_damaged(
     if missing.is_empty() {
         return Ok(());
     }
+    let mut claimed = std::collections::HashSet::new();
     for sc in scans {
         for &(off, st) in &sc.holes {
             if st.pid < layout.logical_pages && missing.remove(&st.seq) {
                 found.push((st.seq, sc.seg, off, st, true));
+                claimed.insert((sc.seg, st.seq));
             }
         }
     }
@@ -392,11 +394,10 @@ fn claim_damaged(
         // the missing one (a torn, never promised tail cannot be told from it here).
         let unexplained = scans.iter().any(|sc| {
             !sc.damaged.is_empty()
-                || sc.holes.iter().any(|&(_, st)| {
-                    !found
-                        .iter()
-                        .any(|f| f.1 == sc.seg && f.3.seq == st.seq && f.4)
-                })
+                || sc
+                    .holes
+                    .iter()
+                    .any(|&(_, st)| !claimed.contains(&(sc.seg, st.seq)))
         });
         if !fell_back || unexplained {
             return Err(StoreError::Format(format!(

@@ -269,10 +269,10 @@ impl<D: Device> Inner<D> {
                 );
                 committed = true;
             }
-            map_committed = Some(map);
+            map_committed = Some(map.cut);
         }
-        if let (Ok(()), Some(map)) = (&r, &map_committed) {
-            self.written.committed(map);
+        if let (Ok(()), Some(cut)) = (&r, map_committed) {
+            self.written.committed(cut);
         }
         let mut st = self.state.lock();
         st.syncs_in_flight -= 1;
