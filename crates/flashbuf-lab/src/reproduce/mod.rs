@@ -107,7 +107,7 @@ pub enum Magnitude {
 }
 
 /// Tolerance around a single figure of the paper: measured within ±20% counts as inside.
-pub(super) const POINT_TOLERANCE: f64 = 0.2;
+pub const POINT_TOLERANCE: f64 = 0.2;
 
 impl Magnitude {
     /// Where `x` falls against a single figure `paper` of the paper, within
