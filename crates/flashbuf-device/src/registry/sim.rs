@@ -1,10 +1,15 @@
 //! The `sim:PROFILE` entry: a simulated device of a named profile ([`SimProfile`]), with
 //! the lab's options (`seed`, `precondition`, `slack` or `fill`) followed by those of the profile's kind
 //! ([`FLASH_OPTIONS`] or [`HDD_OPTIONS`]), typed and checked before anything is built.
+//!
+//! A `sim:` device starts at steady state unless told otherwise: `precondition=steady`
+//! (the default; `true` is an alias), `sequential` or `fresh` (`false`); see
+//! [`crate::sim::steady`].
 
 use super::{BuiltDevice, DeviceContext, DeviceFactory, ParsedDevice};
 use crate::sim::{
-    sim_profile_names, DeviceModel, SimDevice, SimProfile, FLASH_OPTIONS, HDD_OPTIONS,
+    sim_profile_names, DeviceModel, Precondition, SimDevice, SimProfile, FLASH_OPTIONS,
+    HDD_OPTIONS,
 };
 use crate::{run_profile, Device, DeviceError, ProfileOptions};
 use flashbuf_core::config::{ConfigError, OptKind, OptionSpec, Options, Spec};
@@ -27,9 +32,12 @@ const COMMON: [OptionSpec; 4] = [
     },
     OptionSpec {
         key: "precondition",
-        kind: OptKind::Bool,
-        default: Some("false"),
-        help: "write the whole device once first, at no cost (an aged device, as in the papers)",
+        kind: OptKind::Choice(Precondition::WORDS),
+        default: Some("steady"),
+        help: "how the device starts, at no cost: steady (filled, then randomly overwritten \
+               until the write amplification is steady, SNIA PTS-style; the default), \
+               sequential (every page written once, in order) or fresh (never written); \
+               true = steady, false = fresh",
     },
     OptionSpec {
         key: "slack",
@@ -106,7 +114,10 @@ fn config(arg: Option<&str>, o: &Options) -> Result<SimConfig, ConfigError> {
     Ok(SimConfig {
         profile,
         seed: o.u64("seed"),
-        precondition: o.bool("precondition").unwrap_or(false),
+        precondition: o
+            .word("precondition")
+            .and_then(Precondition::from_word)
+            .unwrap_or_default(),
         slack_bytes: o.bytes("slack").unwrap_or(SIM_SLACK_BYTES),
         fill: o.f64("fill"),
     })
@@ -134,22 +145,22 @@ pub(super) fn examples() -> Vec<String> {
         .iter()
         .map(|p| format!("sim:{p}"))
         .collect();
-    out.push("sim:mtron:seed=9,precondition=true,channels=4,log-blocks=8".into());
+    out.push("sim:mtron:seed=9,precondition=fresh,channels=4,log-blocks=8".into());
     out.push("sim:nvme:ftl=fast,log-blocks=6".into());
     out.push("sim:hdd:rpm=5400,readahead=64KiB".into());
     out
 }
 
 /// A parsed `sim:PROFILE[:options]`: the profile with its options applied, the device's
-/// seed if given (else the run's), and whether to precondition it.
+/// seed if given (else the run's), and how to precondition it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimConfig {
     /// The profile, options applied.
     pub profile: SimProfile,
     /// The device's seed; `None`: the run's.
     pub seed: Option<u64>,
-    /// Write the whole device once before the run, at no cost.
-    pub precondition: bool,
+    /// How the device starts (default: [`Precondition::Steady`]).
+    pub precondition: Precondition,
     /// Logical bytes beyond the run's data (default [`SIM_SLACK_BYTES`]).
     pub slack_bytes: u64,
     /// Instead of the slack: the fraction of the capacity the run's data fills.
@@ -171,7 +182,8 @@ impl SimConfig {
         }
     }
 
-    /// Builds the simulated device for a run (preconditioned if asked).
+    /// Builds the simulated device for a run, preconditioned as configured (steady state
+    /// unless `precondition=fresh|sequential`).
     pub fn build_sim(&self, ctx: &DeviceContext) -> Result<SimDevice, DeviceError> {
         let capacity = self.capacity_bytes(ctx.capacity_hint_bytes);
         let dev = SimDevice::new(
@@ -179,9 +191,7 @@ impl SimConfig {
             capacity,
             self.seed.unwrap_or(ctx.seed),
         )?;
-        if self.precondition {
-            dev.precondition();
-        }
+        dev.precondition_as(self.precondition);
         Ok(dev)
     }
 }

@@ -1,9 +1,11 @@
 //! [`SimDevice`]: a simulated flash (or disk) device on a deterministic virtual clock.
 
-use super::ftl::{Ftl, FtlStats};
+use super::flash::{build_flash, Flash};
+use super::ftl::FtlStats;
 use super::hdd::Hdd;
-use super::nand::{Nand, NandGeometry, OpCost, WearSummary};
-use super::profiles::{DeviceModel, FlashModel, SimProfile};
+use super::nand::{NandGeometry, WearSummary};
+use super::profiles::{DeviceModel, SimProfile};
+use super::steady::{precondition_ftl, preconditioned, Precondition, SteadyReport};
 use crate::{check_range, Device, DeviceError, IoOp, WriteOp};
 use flashbuf_core::DeviceStats;
 use parking_lot::Mutex;
@@ -25,21 +27,6 @@ pub struct SimInfo {
 }
 
 #[derive(Debug)]
-struct Flash {
-    ftl: Box<dyn Ftl>,
-    page_bytes: u64,
-    read_overhead_ns: u64,
-    write_overhead_ns: u64,
-    host_ns_per_byte: f64,
-    /// Time each channel becomes idle.
-    channel_free: Vec<u64>,
-    /// Write buffer: completion time of the flash work of each buffered page (ring).
-    ring: Vec<u64>,
-    ring_pos: usize,
-    cost: OpCost,
-}
-
-#[derive(Debug)]
 enum Backend {
     Flash(Box<Flash>),
     Hdd(Box<Hdd>),
@@ -56,6 +43,8 @@ struct Inner {
     now_ns: u64,
     seq: u64,
     stats: DeviceStats,
+    /// What preconditioning did (`None`: never preconditioned).
+    preconditioned: Option<SteadyReport>,
 }
 
 /// A simulated device built from a [`SimProfile`]: a NAND array behind an FTL (or a disk
@@ -97,115 +86,10 @@ pub struct SimDevice {
     inner: Mutex<Inner>,
 }
 
-fn ns(x: f64) -> u64 {
-    x.round().max(0.0) as u64
-}
 
 /// Largest logical capacity a simulated device accepts (the image lives in memory).
 const MAX_CAPACITY: u64 = 64 << 30;
 
-fn build_flash(f: &FlashModel, capacity: u64, seed: u64) -> Result<Flash, String> {
-    let page = u64::from(f.page_bytes);
-    if page == 0 || f.pages_per_block == 0 {
-        return Err("page size and pages per block must be positive".into());
-    }
-    if !(0.0..=10.0).contains(&f.over_provisioning) {
-        return Err(format!(
-            "over-provisioning {} out of 0..=10",
-            f.over_provisioning
-        ));
-    }
-    let logical_pages = u32::try_from(capacity.div_ceil(page))
-        .map_err(|_| format!("{capacity} bytes is too many {page}-byte pages"))?;
-    let data_blocks = logical_pages.div_ceil(f.pages_per_block);
-    let op_blocks = (f64::from(data_blocks) * f.over_provisioning).ceil() as u32;
-    let extra = f.ftl.extra_blocks(op_blocks);
-    let geo = NandGeometry {
-        page_bytes: f.page_bytes,
-        pages_per_block: f.pages_per_block,
-        blocks: data_blocks
-            .checked_add(extra)
-            .ok_or_else(|| "too many blocks".to_string())?,
-        channels: f.channels,
-    };
-    let nand = Nand::new(geo, f.timing)?;
-    let ftl = f.ftl.build(nand, logical_pages, seed)?;
-    Ok(Flash {
-        ftl,
-        page_bytes: page,
-        read_overhead_ns: ns(f.read_overhead_us * 1e3),
-        write_overhead_ns: ns(f.write_overhead_us * 1e3),
-        host_ns_per_byte: f.host_ns_per_byte,
-        channel_free: vec![0; f.channels as usize],
-        ring: vec![0; f.write_buffer_pages as usize],
-        ring_pos: 0,
-        cost: OpCost::new(f.channels),
-    })
-}
-
-impl Flash {
-    #[inline]
-    fn xfer(&self, len: u64) -> u64 {
-        ns(len as f64 * self.host_ns_per_byte)
-    }
-
-    /// Schedules the recorded operations on their channels from `start`; returns when the
-    /// last one ends (`start` if there were none).
-    fn schedule(&mut self, start: u64) -> u64 {
-        self.ftl.nand_mut().take_cost(&mut self.cost);
-        let mut end = start;
-        for (free, &busy) in self.channel_free.iter_mut().zip(&self.cost.channel_ns) {
-            if busy > 0 {
-                *free = (*free).max(start) + busy;
-                end = end.max(*free);
-            }
-        }
-        end
-    }
-
-    fn write(&mut self, off: u64, len: u64, now: u64, seq: &mut u64) -> u64 {
-        let page = self.page_bytes;
-        let first = off / page;
-        let last = (off + len - 1) / page;
-        let t_data = now + self.write_overhead_ns + self.xfer(len.min(page));
-        let t_host = now + self.write_overhead_ns + self.xfer(len);
-        for lpn in first..=last {
-            let lpn32 = lpn as u32;
-            let covered = off <= lpn * page && off + len >= (lpn + 1) * page;
-            if !covered {
-                // Read-modify-write of a partly written page.
-                let _ = self.ftl.read(lpn32);
-            }
-            *seq += 1;
-            self.ftl.write(lpn32, *seq);
-        }
-        let end = self.schedule(t_data);
-        if self.ring.is_empty() {
-            return t_host.max(end);
-        }
-        let mut done = t_host;
-        for _ in first..=last {
-            done = done.max(self.ring[self.ring_pos]);
-            self.ring[self.ring_pos] = end;
-            self.ring_pos = (self.ring_pos + 1) % self.ring.len();
-        }
-        done
-    }
-
-    fn read(&mut self, off: u64, len: u64, now: u64) -> u64 {
-        let page = self.page_bytes;
-        let t0 = now + self.read_overhead_ns;
-        for lpn in off / page..=(off + len - 1) / page {
-            let _ = self.ftl.read(lpn as u32);
-        }
-        let end = self.schedule(t0);
-        (end + self.xfer(len.min(page))).max(t0 + self.xfer(len))
-    }
-
-    fn sync(&mut self, now: u64) -> u64 {
-        self.channel_free.iter().copied().fold(now, u64::max)
-    }
-}
 
 impl SimDevice {
     /// A device of `capacity_bytes` logical bytes built from `profile`: the NAND array gets
@@ -247,6 +131,7 @@ impl SimDevice {
                 now_ns: 0,
                 seq: 0,
                 stats: DeviceStats::default(),
+                preconditioned: None,
             }),
         })
     }
@@ -312,31 +197,64 @@ impl SimDevice {
         }
     }
 
-    /// Puts the device in the state of a full, sequentially written drive without charging
-    /// time or counting requests: every logical page is written once, in order (the bytes
-    /// are unchanged). Counters and the clock are reset afterwards; wear is kept. Does
-    /// nothing on the disk.
+    /// Puts the device in the state of a full, sequentially written drive:
+    /// [`Self::precondition_as`] with [`Precondition::Sequential`].
     pub fn precondition(&self) {
+        self.precondition_as(Precondition::Sequential);
+    }
+
+    /// Preconditions the device as `mode` says (see [`super::steady`]) without charging
+    /// time or counting requests: the bytes are unchanged, counters and the clock are
+    /// reset afterwards, wear is kept. A device never written takes the state from the
+    /// process-wide cache (computed once per flash model, capacity, seed and mode); one
+    /// already written is preconditioned in place. Returns what preconditioning did;
+    /// `None` on the disk (nothing to age) and for [`Precondition::Fresh`].
+    pub fn precondition_as(&self, mode: Precondition) -> Option<SteadyReport> {
+        self.precondition_with(mode, true)
+    }
+
+    /// [`Self::precondition_as`] the slow way, always in place (tests, timing).
+    pub fn precondition_uncached(&self, mode: Precondition) -> Option<SteadyReport> {
+        self.precondition_with(mode, false)
+    }
+
+    /// What the last preconditioning did (`None`: never preconditioned).
+    pub fn precondition_report(&self) -> Option<SteadyReport> {
+        self.inner.lock().preconditioned.clone()
+    }
+
+    fn precondition_with(&self, mode: Precondition, cached: bool) -> Option<SteadyReport> {
+        if mode == Precondition::Fresh {
+            return None;
+        }
         let mut inner = self.inner.lock();
         let Inner {
             backend,
             seq,
             stats,
             now_ns,
+            preconditioned: done,
             ..
         } = &mut *inner;
-        if let Backend::Flash(f) = backend {
-            for lpn in 0..f.ftl.logical_pages() {
-                *seq += 1;
-                f.ftl.write(lpn, *seq);
-            }
-            f.ftl.reset_stats();
-            f.ftl.nand_mut().discard_cost();
-            f.channel_free.iter_mut().for_each(|c| *c = 0);
-            f.ring.iter_mut().for_each(|c| *c = 0);
-        }
+        let (Backend::Flash(f), DeviceModel::Flash(model)) = (backend, &self.profile.model) else {
+            return None;
+        };
+        let report = if cached && *seq == 0 {
+            let state = preconditioned(model, f.ftl.clone_box(), mode, self.seed);
+            f.ftl = state.ftl;
+            *seq = state.seq;
+            state.report
+        } else {
+            precondition_ftl(f.ftl.as_mut(), seq, mode, self.seed)
+        };
+        f.ftl.reset_stats();
+        f.ftl.nand_mut().discard_cost();
+        f.channel_free.iter_mut().for_each(|c| *c = 0);
+        f.ring.iter_mut().for_each(|c| *c = 0);
         *stats = DeviceStats::default();
         *now_ns = 0;
+        *done = Some(report.clone());
+        Some(report)
     }
 
     fn describe_name(&self) -> String {

@@ -6,6 +6,8 @@
 //! - [`SimDevice`]: a [`Device`](crate::Device) over a NAND array and an FTL (or a disk
 //!   model), keeping the bytes in a flat logical image and timing every request by the
 //!   flash (or mechanical) operations it causes.
+//! - [`steady`]: how a device starts (fresh, sequentially filled, or at steady state, the
+//!   default of `sim:` devices) and the cache of preconditioned states.
 //! - [`options`]: the typed options of the profiles (flash and disk schemas).
 //! - [`profiles`]: the named devices of the papers (`mtron`, `sd-card`, `usb-stick`,
 //!   `flash-25`, `nipu-ssd`, `nvme`, `hdd`), calibrated to their published figures.
@@ -16,7 +18,9 @@ pub mod options;
 pub mod profiles;
 
 mod device;
+mod flash;
 mod hdd;
+pub mod steady;
 
 pub use device::{SimDevice, SimInfo};
 pub use ftl::{
@@ -26,5 +30,6 @@ pub use ftl::{
 pub use nand::{Nand, NandCounters, NandGeometry, NandTiming, OpCost, Stamp, WearSummary};
 pub use options::{FLASH_OPTIONS, HDD_OPTIONS};
 pub use profiles::{sim_profile_names, DeviceModel, FlashModel, HddModel, SimProfile};
+pub use steady::{Precondition, SteadyReport};
 
 pub(crate) use flashbuf_core::rng::SplitMix64;

@@ -179,6 +179,10 @@ impl Ftl for BastFtl {
         &mut self.core
     }
 
+    fn clone_box(&self) -> Box<dyn Ftl> {
+        Box::new(self.clone())
+    }
+
     fn write(&mut self, lpn: u32, seq: u64) {
         debug_assert!(lpn < self.core.logical_pages);
         self.clock += 1;

@@ -200,6 +200,10 @@ impl Ftl for FastFtl {
         &mut self.core
     }
 
+    fn clone_box(&self) -> Box<dyn Ftl> {
+        Box::new(self.clone())
+    }
+
     fn write(&mut self, lpn: u32, seq: u64) {
         debug_assert!(lpn < self.core.logical_pages);
         self.core.stats.host_programs += 1;

@@ -129,6 +129,9 @@ pub trait Ftl: Send + std::fmt::Debug {
     fn core(&self) -> &FtlCore;
     /// The shared state, mutably.
     fn core_mut(&mut self) -> &mut FtlCore;
+    /// A copy of the whole state (array, map, blocks, counters, wear): what the simulated
+    /// device's cache of preconditioned states hands out instead of preconditioning again.
+    fn clone_box(&self) -> Box<dyn Ftl>;
     /// Writes logical page `lpn` as host write number `seq`.
     fn write(&mut self, lpn: u32, seq: u64);
     /// Verifies the whole state; the error names the first broken invariant.

@@ -166,6 +166,10 @@ impl Ftl for PageMapFtl {
         &mut self.core
     }
 
+    fn clone_box(&self) -> Box<dyn Ftl> {
+        Box::new(self.clone())
+    }
+
     #[inline]
     fn write(&mut self, lpn: u32, seq: u64) {
         debug_assert!(lpn < self.core.logical_pages);
