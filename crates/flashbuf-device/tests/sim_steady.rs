@@ -17,9 +17,7 @@ fn flash_profiles() -> Vec<&'static str> {
     sim_profile_names()
         .iter()
         .copied()
-        .filter(|n| {
-            SimProfile::by_name(n).is_ok_and(|p| matches!(p.model, DeviceModel::Flash(_)))
-        })
+        .filter(|n| SimProfile::by_name(n).is_ok_and(|p| matches!(p.model, DeviceModel::Flash(_))))
         .collect()
 }
 
@@ -115,8 +113,14 @@ fn build(text: &str) -> SimDevice {
 fn precondition_option_words_and_default() {
     let report = |t: &str| build(t).precondition_report().map(|r| r.mode);
     assert_eq!(report("sim:mtron"), Some(Precondition::Steady));
-    assert_eq!(report("sim:mtron:precondition=steady"), Some(Precondition::Steady));
-    assert_eq!(report("sim:mtron:precondition=true"), Some(Precondition::Steady));
+    assert_eq!(
+        report("sim:mtron:precondition=steady"),
+        Some(Precondition::Steady)
+    );
+    assert_eq!(
+        report("sim:mtron:precondition=true"),
+        Some(Precondition::Steady)
+    );
     assert_eq!(
         report("sim:mtron:precondition=sequential"),
         Some(Precondition::Sequential)
@@ -153,9 +157,7 @@ fn fresh_keeps_the_fresh_device() {
 fn sequential_writes_every_page_once() {
     for name in flash_profiles() {
         let d = SimDevice::by_name(name, CAPACITY_BYTES, 1).expect("device");
-        let r = d
-            .precondition_as(Precondition::Sequential)
-            .expect("flash");
+        let r = d.precondition_as(Precondition::Sequential).expect("flash");
         assert_eq!((r.fill_pages, r.random_pages), (CAPACITY_BYTES / 4096, 0));
         assert!(!r.steady && r.round_wa.is_empty(), "{name}");
         d.check_invariants()
@@ -171,4 +173,50 @@ fn is_steady_reads_the_snia_window() {
     assert!(!is_steady(&[1.8, 2.3, 1.9, 2.0, 2.0]));
     // A steady climb: excursion 16% but the fitted line rises 16% > 10%.
     assert!(!is_steady(&[1.84, 1.92, 2.0, 2.08, 2.16]));
+}
+
+/// The cost of preconditioning at 1 GiB, slow and cached, and the steady write
+/// amplification, per profile (a measurement, not a check: run with
+/// `cargo test -p flashbuf-device --test sim_steady -- --ignored --nocapture`).
+#[test]
+#[ignore = "measurement (a few seconds per profile)"]
+fn measure_preconditioning_at_one_gib() {
+    const GIB: u64 = 1 << 30;
+    println!("profile | rounds | random pages | steady WA | slow s | first cached s | cached s");
+    for name in flash_profiles() {
+        let timed = |cached: bool| {
+            let d = SimDevice::by_name(name, GIB, 1).expect("device");
+            let t = std::time::Instant::now();
+            let r = if cached {
+                d.precondition_as(Precondition::Steady)
+            } else {
+                d.precondition_uncached(Precondition::Steady)
+            };
+            (t.elapsed().as_secs_f64(), r.expect("flash"))
+        };
+        let (slow_s, r) = timed(false);
+        let (first_s, _) = timed(true);
+        let (cached_s, rc) = timed(true);
+        assert_eq!(r, rc, "{name}");
+        // Two more capacities of random page writes: the WA they see.
+        let d = SimDevice::by_name(name, GIB, 1).expect("device");
+        d.precondition_as(Precondition::Steady);
+        let pages = GIB / PAGE_BYTES;
+        let mut rng = SplitMix64::new(5);
+        let page = [2u8; PAGE_BYTES as usize];
+        for _ in 0..2 * pages {
+            d.write_at(rng.below(pages) * PAGE_BYTES, &page)
+                .expect("write");
+        }
+        let later_wa = d.ftl_stats().expect("flash").write_amplification();
+        println!(
+            "{name} | {} | {} | {:.2} | {slow_s:.2} | {first_s:.2} | {cached_s:.4} | \
+             steady={} | WA over 2 more capacities {later_wa:.2} | rounds {:.2?}",
+            r.round_wa.len(),
+            r.random_pages,
+            r.steady_wa().unwrap_or(f64::NAN),
+            r.steady,
+            r.round_wa
+        );
+    }
 }

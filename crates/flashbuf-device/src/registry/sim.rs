@@ -8,8 +8,7 @@
 
 use super::{BuiltDevice, DeviceContext, DeviceFactory, ParsedDevice};
 use crate::sim::{
-    sim_profile_names, DeviceModel, Precondition, SimDevice, SimProfile, FLASH_OPTIONS,
-    HDD_OPTIONS,
+    sim_profile_names, DeviceModel, Precondition, SimDevice, SimProfile, FLASH_OPTIONS, HDD_OPTIONS,
 };
 use crate::{run_profile, Device, DeviceError, ProfileOptions};
 use flashbuf_core::config::{ConfigError, OptKind, OptionSpec, Options, Spec};

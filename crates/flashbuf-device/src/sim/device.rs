@@ -86,10 +86,8 @@ pub struct SimDevice {
     inner: Mutex<Inner>,
 }
 
-
 /// Largest logical capacity a simulated device accepts (the image lives in memory).
 const MAX_CAPACITY: u64 = 64 << 30;
-
 
 impl SimDevice {
     /// A device of `capacity_bytes` logical bytes built from `profile`: the NAND array gets

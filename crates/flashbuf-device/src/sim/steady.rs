@@ -113,10 +113,13 @@ pub fn is_steady(rounds: &[f64]) -> bool {
             (lo.min(x), hi.max(x))
         });
     let x_mean = (n - 1.0) / 2.0;
-    let (sxy, sxx) = w.iter().enumerate().fold((0.0, 0.0), |(sxy, sxx), (i, &y)| {
-        let dx = i as f64 - x_mean;
-        (sxy + dx * (y - avg), sxx + dx * dx)
-    });
+    let (sxy, sxx) = w
+        .iter()
+        .enumerate()
+        .fold((0.0, 0.0), |(sxy, sxx), (i, &y)| {
+            let dx = i as f64 - x_mean;
+            (sxy + dx * (y - avg), sxx + dx * dx)
+        });
     let fit_excursion = (sxy / sxx * (n - 1.0)).abs();
     hi - lo <= STEADY_EXCURSION * avg && fit_excursion <= STEADY_SLOPE * avg
 }
