@@ -85,7 +85,7 @@ pub struct System {
 pub fn device(flash: bool, data_bytes: u64) -> String {
     let slack = data_bytes / 4 + data_bytes / 100 + (48 << 20);
     if flash {
-        format!("sim:nipu-ssd:precondition=true,slack={slack}")
+        format!("sim:nipu-ssd:precondition=sequential,slack={slack}")
     } else {
         format!("sim:hdd:slack={slack}")
     }

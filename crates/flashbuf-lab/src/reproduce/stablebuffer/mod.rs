@@ -186,9 +186,9 @@ impl Setup {
         let dev = format!(
             "sim:{device}:slack={SLACK}{}",
             if self.precondition {
-                ",precondition=true"
+                ",precondition=sequential"
             } else {
-                ""
+                ",precondition=fresh"
             }
         );
         Ok(RunConfig {
@@ -272,7 +272,7 @@ fn profiles(dir: &Path, seed: u64) -> Result<Vec<(String, PathBuf, DeviceProfile
     DEVICES
         .iter()
         .map(|d| {
-            let p = measure_sim_profile(&format!("sim:{d}"), PAGE_SIZE, seed)?;
+            let p = measure_sim_profile(&format!("sim:{d}:precondition=fresh"), PAGE_SIZE, seed)?;
             let path = dir.join(format!("{d}.profile.json"));
             p.save(&path)?;
             Ok((d.to_string(), path, p))
