@@ -34,7 +34,7 @@ const COMMON: [OptionSpec; 4] = [
         kind: OptKind::Choice(Precondition::WORDS),
         default: Some("steady"),
         help: "how the device starts, at no cost: steady (filled, then randomly overwritten \
-               until the write amplification is steady, SNIA PTS-style; the default), \
+               until the write amplification is steady, SNIA PTS-style), \
                sequential (every page written once, in order) or fresh (never written); \
                true = steady, false = fresh",
     },

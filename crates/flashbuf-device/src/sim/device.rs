@@ -57,11 +57,14 @@ struct Inner {
 ///   newest copy). A write that covers part of a flash page reads the old page first.
 /// - **Time**: a request's latency is the time its flash operations take, operations on
 ///   different channels overlapping, plus command overhead and host transfer (see
-///   [`FlashModel`]). Channels stay busy across requests, so a read queues behind
+///   [`FlashModel`](super::FlashModel)). Channels stay busy across requests, so a read queues behind
 ///   buffered writes. `stats().device_time_us` is the sum of the latencies: requests are
 ///   served one at a time (internal lock), as at queue depth one. Nothing reads the wall
-///   clock; the seed only shuffles the initial free-block order (and the disk's spindle
-///   phase), so the same profile, capacity, seed and requests give the same numbers.
+///   clock; the seed only shuffles the initial free-block order, the pages preconditioning
+///   overwrites (and the disk's spindle phase), so the same profile, capacity, seed,
+///   preconditioning and requests give the same numbers.
+/// - **State**: a device built here is fresh (never written); [`Self::precondition_as`]
+///   ages it (the registry's `sim:` devices start in steady state, see [`super::steady`]).
 /// - **Size**: [`Device::len`] starts at the capacity; [`Device::set_len`] may shrink and
 ///   regrow it within the capacity (bytes beyond a shrink read as zero again).
 ///

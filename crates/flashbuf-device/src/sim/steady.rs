@@ -25,9 +25,10 @@
 //! Preconditioning a 1 GiB device to steady state writes more than a capacity of pages
 //! through the FTL (a hybrid FTL merges a whole block per random write). The result
 //! depends only on the flash model (profile and options), the logical pages, the seed and
-//! the mode, so [`preconditioned`] computes it once per process and hands out clones
-//! ([`Ftl::clone_box`](super::Ftl::clone_box): the FTL state is plain vectors, a copy).
-//! Tests compare the cached and the slow way ([`precondition_ftl`]) on later workloads.
+//! the mode, so [`SimDevice::precondition_as`](super::SimDevice::precondition_as) computes
+//! it once per process and hands out clones ([`Ftl::clone_box`]: the FTL state is plain
+//! vectors, a copy). Tests compare the cached and the slow way ([`precondition_ftl`]) on
+//! later workloads.
 
 use super::ftl::Ftl;
 use super::profiles::FlashModel;
