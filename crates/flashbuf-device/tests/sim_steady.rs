@@ -220,3 +220,24 @@ fn measure_preconditioning_at_one_gib() {
         );
     }
 }
+
+#[test]
+fn an_evicted_state_is_computed_again_equal() {
+    use flashbuf_device::sim::steady::CACHE_ENTRIES;
+    let make = |seed: u64| SimDevice::by_name("nvme", 8 << 20, 100 + seed).expect("device");
+    let first = make(0);
+    let r0 = first.precondition_as(Precondition::Steady);
+    for seed in 1..=CACHE_ENTRIES as u64 + 1 {
+        make(seed).precondition_as(Precondition::Steady);
+    }
+    let again = make(0);
+    let slow = make(0);
+    assert_eq!(again.precondition_as(Precondition::Steady), r0);
+    assert_eq!(slow.precondition_uncached(Precondition::Steady), r0);
+    for d in [&first, &again, &slow] {
+        random_workload(d, 2000, 3);
+    }
+    assert_eq!(first.ftl_stats(), slow.ftl_stats());
+    assert_eq!(again.ftl_stats(), slow.ftl_stats());
+    assert_eq!(again.stats(), slow.stats());
+}

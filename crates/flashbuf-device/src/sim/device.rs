@@ -241,7 +241,7 @@ impl SimDevice {
             return None;
         };
         let report = if cached && *seq == 0 {
-            let state = preconditioned(model, f.ftl.clone_box(), mode, self.seed);
+            let state = preconditioned(model, f.ftl.as_ref(), mode, self.seed);
             f.ftl = state.ftl;
             *seq = state.seq;
             state.report

@@ -212,7 +212,6 @@ type Slot = Arc<Mutex<Option<Preconditioned>>>;
 
 /// Preconditioned states by key, oldest first (at most [`CACHE_ENTRIES`]).
 static CACHE: Mutex<BTreeMap<u64, (String, Slot)>> = Mutex::new(BTreeMap::new());
-static NEXT_AGE: Mutex<u64> = Mutex::new(0);
 
 /// Preconditioned states kept per process (each a few bytes per physical page).
 pub const CACHE_ENTRIES: usize = 8;
@@ -226,19 +225,18 @@ fn slot(key: &str) -> Slot {
     while cache.len() >= CACHE_ENTRIES {
         cache.pop_first();
     }
-    let mut age = NEXT_AGE.lock();
-    *age += 1;
+    let age = cache.last_key_value().map_or(0, |(&a, _)| a + 1);
     let s: Slot = Arc::new(Mutex::new(None));
-    cache.insert(*age, (key.to_string(), Arc::clone(&s)));
+    cache.insert(age, (key.to_string(), Arc::clone(&s)));
     s
 }
 
-/// `fresh` (an FTL as built, `seq` 0) preconditioned as `mode` with `seed`: computed once
-/// per (flash model, logical pages, seed, mode) per process, cloned afterwards. The
-/// counters of the returned FTL are reset and no cost is pending.
+/// `fresh` (an FTL of `model` as built with `seed`, never written) preconditioned as
+/// `mode`: computed once per (flash model, logical pages, seed, mode) per process, cloned
+/// afterwards. The counters of the returned FTL are reset and no cost is pending.
 pub(crate) fn preconditioned(
     model: &FlashModel,
-    fresh: Box<dyn Ftl>,
+    fresh: &dyn Ftl,
     mode: Precondition,
     seed: u64,
 ) -> Preconditioned {
@@ -257,7 +255,7 @@ pub(crate) fn preconditioned(
             report: done.report.clone(),
         };
     }
-    let mut ftl = fresh;
+    let mut ftl = fresh.clone_box();
     let mut seq = 0;
     let report = precondition_ftl(ftl.as_mut(), &mut seq, mode, seed);
     ftl.reset_stats();
