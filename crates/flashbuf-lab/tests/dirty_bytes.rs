@@ -106,10 +106,23 @@ fn impossible_models_are_refused() {
     let sample = root().join("testdata/traces/tpcc-sample.pagetrace.csv.zst");
     let e = run(&cfg(sample, "none", "icl", DirtyBytes::Trace), None).unwrap_err();
     assert!(e.to_string().contains("records no dirty ranges"), "{e}");
-    let e = run(&cfg(ranges_trace(), "lru", "icl", DirtyBytes::Trace), None).unwrap_err();
-    assert!(e.to_string().contains("--policy none"), "{e}");
     let mut c = cfg(ranges_trace(), "none", "icl", DirtyBytes::Auto);
     c.page_size = 4096;
     let e = run(&c, None).unwrap_err();
     assert!(e.to_string().contains("beyond the 4096-byte page"), "{e}");
+}
+
+#[test]
+fn a_pool_over_a_range_trace_hands_the_union_of_its_ranges() {
+    let direct = go(&cfg(ranges_trace(), "lru", "direct", DirtyBytes::Auto));
+    let icl = go(&cfg(ranges_trace(), "lru", "icl", DirtyBytes::Auto));
+    assert_eq!(icl.dirty_model, "trace");
+    assert!(icl.dirty_exact_bytes_per_write.unwrap() < 8192.0);
+    assert_eq!(icl.page_writes, direct.page_writes, "bytes, not decisions");
+    assert!(
+        icl.device_writes < direct.device_writes,
+        "{} vs {}",
+        icl.device_writes,
+        direct.device_writes
+    );
 }

@@ -6,8 +6,10 @@
 //!
 //! - `whole` — every write changes the whole page (the default for traces without ranges);
 //! - `trace` — the ranges the trace records for each write-back (range I/O CSV, the
-//!   default for such a trace in pass-through mode: PostgreSQL's own write-backs with the
-//!   exact bytes that differ from the block's previous on-disk version);
+//!   default for such a trace: PostgreSQL's own write-backs with the exact bytes that
+//!   differ from the block's previous on-disk version). Through a pool (a second buffer
+//!   below PostgreSQL's) a page's ranges merge until it is written back, so the store
+//!   sees the bytes changed since it last saw the page;
 //! - `empirical:FILE` — each write changes the ranges of an overwrite drawn at random
 //!   (seeded) from the range I/O CSV `FILE`: the empirical distribution of a real source,
 //!   for traces that have none. Only overwrites (`new` = 0) are drawn.
@@ -38,12 +40,12 @@ use std::path::{Path, PathBuf};
 /// The `--dirty-bytes` choice.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub enum DirtyBytes {
-    /// `trace` for a range I/O CSV replayed pass-through, else `whole`.
+    /// `trace` for a range I/O CSV, else `whole`.
     #[default]
     Auto,
     /// Every write changes the whole page.
     Whole,
-    /// The trace's own ranges (range I/O CSV, pass-through).
+    /// The trace's own ranges (range I/O CSV).
     Trace,
     /// Ranges drawn from the overwrites of a range I/O CSV.
     Empirical(PathBuf),
@@ -65,20 +67,16 @@ impl DirtyBytes {
         }
     }
 
-    /// The model a run uses: `Auto` resolved for a trace of `format`, replayed
-    /// pass-through or not; refuses `trace` where the trace has no ranges or a pool
-    /// stands between (its ranges are write-backs below a buffer).
-    pub fn resolve(&self, format: Format, passthrough: bool) -> Result<Self, LabError> {
+    /// The model a run uses: `Auto` resolved for a trace of `format`; refuses `trace`
+    /// where the trace has no ranges.
+    pub fn resolve(&self, format: Format) -> Result<Self, LabError> {
         let ranges = format == Format::RangeCsv;
         match self {
-            DirtyBytes::Auto if ranges && passthrough => Ok(DirtyBytes::Trace),
+            DirtyBytes::Auto if ranges => Ok(DirtyBytes::Trace),
             DirtyBytes::Auto => Ok(DirtyBytes::Whole),
             DirtyBytes::Trace if !ranges => Err(LabError::Usage(format!(
                 "--dirty-bytes trace: a {format} trace records no dirty ranges (only a range I/O CSV does); use whole or empirical:FILE"
             ))),
-            DirtyBytes::Trace if !passthrough => Err(LabError::Usage(
-                "--dirty-bytes trace: the trace's ranges are write-backs below a buffer; replay it with --policy none".into(),
-            )),
             other => Ok(other.clone()),
         }
     }

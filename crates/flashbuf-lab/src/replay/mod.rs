@@ -33,7 +33,7 @@ pub use util::process_cpu_s;
 use crate::bounds;
 use crate::config::RunConfig;
 use crate::dirty::{DirtyBytes, DirtyStats, RangeSource};
-use crate::feed::{Feed, FeedSummary, SharedTrace};
+use crate::feed::{AddressMap, Feed, FeedSummary, SharedTrace};
 use crate::oracle::Oracle;
 use crate::registry::{build_store, parse_policy, PolicyPlan};
 use crate::result::RunResult;
@@ -85,7 +85,7 @@ fn run_inner(
     let policy = parse_policy(&cfg.policy)?;
     let is_pool = !matches!(policy, PolicyPlan::PassThrough);
     let mut plan = setup::plan(cfg, scan, is_pool)?;
-    let dirty = setup::resolve_dirty(cfg, &plan, is_pool)?;
+    let dirty = setup::resolve_dirty(cfg, &plan)?;
     let shared = shared.filter(|t| t.serves(&plan.feed));
     let clock = Clock {
         start: Instant::now(),
@@ -190,6 +190,7 @@ fn replay_on(
                 ranges: Vec::new(),
                 stats: DirtyStats::default(),
                 error: None,
+                map: AddressMap::default(),
             };
             let mut r = run_pool(&mut rp, feed, store, p, hook, clock, &mut writes)?;
             r.dirty_exact_bytes_per_write = writes.stats.exact_mean();

@@ -4,11 +4,13 @@
 use super::epoch::EpochHooks;
 use super::latency::Latency;
 use crate::dirty::{DirtyStats, RangeSource};
+use crate::feed::AddressMap;
 use crate::feed::{Feed, FeedSummary};
 use crate::oracle::Oracle;
 use crate::LabError;
 use flashbuf_core::page::HEADER_BYTES;
 use flashbuf_core::DeviceStats;
+use flashbuf_core::PageId;
 use flashbuf_device::IoCounts;
 use flashbuf_pool::policy::Access;
 use flashbuf_pool::{BufferPool, PageAccess, PageWriter, PoolError, PoolStats};
@@ -18,35 +20,50 @@ use indicatif::ProgressBar;
 
 /// What a write reference changes through the pool ([`crate::dirty`]): the whole payload,
 /// or the ranges of a source (each byte flipped, so it really changes), then the stamp.
+/// Through a pool a page's ranges merge until it is written back: the store sees the
+/// union of the bytes changed since it last saw the page.
 pub(super) struct PoolWrites<'a> {
     /// `None`: the whole page.
     pub(super) source: Option<&'a mut RangeSource>,
     pub(super) ranges: Vec<(u32, u32)>,
     pub(super) stats: DirtyStats,
-    /// The first error of the source (a range beyond the page).
+    /// The first error of the source (out of step, a range beyond the page).
     pub(super) error: Option<LabError>,
+    /// The trace's pages mapped as the feed maps them (to check the lockstep).
+    pub(super) map: AddressMap,
 }
 
 impl PoolWrites<'_> {
-    /// Changes the page behind `w` as the model says (before the stamp is written).
-    fn change(&mut self, w: &mut PageWriter<'_>) {
-        let payload = w.data().len();
+    /// Takes the ranges of the next reference (`op` of dense page `pid`) from the source.
+    fn advance(&mut self, op: Op, pid: PageId, page_size: usize) {
         let Some(src) = self.source.as_deref_mut() else {
-            w.data_mut_range(0, payload);
             return;
         };
-        match src.next(Op::Write, payload + HEADER_BYTES, &mut self.ranges) {
-            Ok(_) => {
-                for &(o, l) in &self.ranges {
-                    let bytes = w.data_mut_range(o as usize - HEADER_BYTES, l as usize);
-                    bytes.iter_mut().for_each(|b| *b ^= 0xFF);
-                }
-                self.stats.count(&self.ranges, None);
+        match src.next(op, page_size, &mut self.ranges) {
+            Ok(Some(raw)) if self.map.map(PageId(raw)) != pid => {
+                self.error.get_or_insert(LabError::Usage(format!(
+                    "dirty ranges: a reference to {pid} met the ranges of trace page {raw}"
+                )));
             }
+            Ok(_) => {}
             Err(e) => {
                 self.error.get_or_insert(e);
             }
         }
+    }
+
+    /// Changes the page behind `w` as the model says (before the stamp is written).
+    fn change(&mut self, w: &mut PageWriter<'_>) {
+        if self.source.is_none() {
+            let payload = w.data().len();
+            w.data_mut_range(0, payload);
+            return;
+        }
+        for &(o, l) in &self.ranges {
+            let bytes = w.data_mut_range(o as usize - HEADER_BYTES, l as usize);
+            bytes.iter_mut().for_each(|b| *b ^= 0xFF);
+        }
+        self.stats.count(&self.ranges, None);
     }
 }
 
@@ -151,8 +168,10 @@ fn access_all<S: PageStore>(
         };
         (r.page, access)
     };
+    let page_size = pool.store().page_size();
     let result = pool.access_many(refs.len(), key, |i, page| {
         let pid = refs[i].page;
+        writes.advance(refs[i].op, pid, page_size);
         latency.tick();
         match page {
             PageAccess::Read(data) => oracle.check(pid, data),

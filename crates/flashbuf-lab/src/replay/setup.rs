@@ -185,11 +185,7 @@ impl DeviceChain {
 }
 
 /// The dirty-bytes model of the run ([`crate::dirty`]), resolved for the trace's format.
-pub(super) fn resolve_dirty(
-    cfg: &RunConfig,
-    plan: &Plan,
-    is_pool: bool,
-) -> Result<DirtyBytes, LabError> {
+pub(super) fn resolve_dirty(cfg: &RunConfig, plan: &Plan) -> Result<DirtyBytes, LabError> {
     let format = match (&cfg.dirty_bytes, cfg.format) {
         (DirtyBytes::Whole | DirtyBytes::Empirical(_), _) => None,
         (_, Some(f)) => Some(f),
@@ -198,7 +194,7 @@ pub(super) fn resolve_dirty(
         ),
     };
     let model = match format {
-        Some(f) => cfg.dirty_bytes.resolve(f, !is_pool)?,
+        Some(f) => cfg.dirty_bytes.resolve(f)?,
         None => cfg.dirty_bytes.clone(),
     };
     if model != DirtyBytes::Whole && plan.feed.transform.is_some() {
