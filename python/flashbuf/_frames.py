@@ -35,6 +35,6 @@ def tables(report: Mapping) -> dict:
 
 
 def verdicts(reports: Iterable[Mapping]) -> pd.DataFrame:
-    """Every verdict of the reports, one row each, with its paper."""
-    rows = [{"paper": r["paper"], **v} for r in reports for v in r["verdicts"]]
+    """Every verdict of the reports, one row each; `reproduction` names the report."""
+    rows = [{"reproduction": r["paper"], **v} for r in reports for v in r["verdicts"]]
     return pd.json_normalize(rows, sep=".") if rows else pd.DataFrame()

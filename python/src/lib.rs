@@ -49,7 +49,7 @@ fn help(command: &str) -> PyResult<String> {
 #[pyfunction]
 fn default_trace() -> String {
     let p = flashbuf_cli::default_trace();
-    std::path::absolute(&p).unwrap_or(p).display().to_string()
+    std::fs::canonicalize(&p).unwrap_or(p).display().to_string()
 }
 
 /// The native half of the `flashbuf` package.
