@@ -34,7 +34,8 @@ fn exception(e: LabError) -> PyErr {
 /// `args`: the command line after the program name.
 #[pyfunction]
 fn document(py: Python<'_>, args: Vec<String>) -> PyResult<String> {
-    py.detach(|| flashbuf_cli::document(args)).map_err(exception)
+    py.detach(|| flashbuf_cli::document(args))
+        .map_err(exception)
 }
 
 /// The `--help` text of a `flashbuf` command ("" for the program's).
@@ -58,7 +59,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(document, m)?)?;
     m.add_function(wrap_pyfunction!(help, m)?)?;
     m.add_function(wrap_pyfunction!(default_trace, m)?)?;
-    m.add("DOCUMENT_COMMANDS", flashbuf_cli::DOCUMENT_COMMANDS.to_vec())?;
+    m.add(
+        "DOCUMENT_COMMANDS",
+        flashbuf_cli::DOCUMENT_COMMANDS.to_vec(),
+    )?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
