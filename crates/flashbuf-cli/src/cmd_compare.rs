@@ -7,7 +7,7 @@ use flashbuf_lab::registry::{validate_devices, validate_policy, validate_store};
 use flashbuf_lab::result::{csv, json, legend, table};
 use flashbuf_lab::spec::Spec;
 use flashbuf_lab::sweep;
-use flashbuf_lab::{BufferSize, LabError};
+use flashbuf_lab::{BufferSize, LabError, RunResult};
 use std::process::ExitCode;
 
 #[derive(Args)]
@@ -124,7 +124,8 @@ fn matrix_bar(total: usize, quiet: bool) -> indicatif::ProgressBar {
     pb
 }
 
-pub fn run(a: CompareArgs) -> Result<ExitCode, LabError> {
+/// The runs of `flashbuf compare` (and its plot, when asked).
+pub fn runs(a: &CompareArgs) -> Result<Vec<RunResult>, LabError> {
     let mut buffers: Vec<BufferSize> = Vec::new();
     for text in &a.buffer_pages {
         let pages = sweep::sizes(text, |x| {
@@ -221,6 +222,11 @@ pub fn run(a: CompareArgs) -> Result<ExitCode, LabError> {
         let title = format!("{} ({} B pages)", m.base.trace.display(), m.base.page_size);
         flashbuf_lab::plot::plot(&runs, p, &title, metric)?;
     }
+    Ok(runs)
+}
+
+pub fn run(a: CompareArgs) -> Result<ExitCode, LabError> {
+    let runs = runs(&a)?;
     if a.common.json {
         print(&json(&runs))?;
         print("\n")?;

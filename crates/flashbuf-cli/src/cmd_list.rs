@@ -15,14 +15,19 @@ pub struct ListArgs {
     pub json: bool,
 }
 
-pub fn run(a: ListArgs) -> Result<ExitCode, LabError> {
+/// What `flashbuf list` prints (JSON when `a` asks).
+pub fn output(a: &ListArgs) -> Result<String, LabError> {
     let list = components(a.kind.as_deref())?;
     if a.json {
         let doc = serde_json::to_string_pretty(&list)
             .map_err(|e| LabError::Invariant(format!("listing as JSON: {e}")))?;
-        print(&format!("{doc}\n"))?;
+        Ok(format!("{doc}\n"))
     } else {
-        print(&text(&list))?;
+        Ok(text(&list))
     }
+}
+
+pub fn run(a: ListArgs) -> Result<ExitCode, LabError> {
+    print(&output(&a)?)?;
     Ok(ExitCode::SUCCESS)
 }

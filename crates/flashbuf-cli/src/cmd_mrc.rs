@@ -94,7 +94,8 @@ fn costs(s: &str) -> Result<(f64, f64), LabError> {
     Ok((r, w))
 }
 
-pub fn run(a: MrcArgs) -> Result<ExitCode, LabError> {
+/// What `flashbuf mrc` prints (JSON, CSV or a table, as `a` asks; its plot when asked).
+pub fn output(a: &MrcArgs) -> Result<String, LabError> {
     if a.policy != "lru" {
         return Err(LabError::Usage(format!(
             "--policy {}: one-pass curves are exact for LRU only (a stack algorithm); \
@@ -141,6 +142,10 @@ pub fn run(a: MrcArgs) -> Result<ExitCode, LabError> {
     } else {
         report::table(&run, &rows)
     };
-    print(&out)?;
+    Ok(out)
+}
+
+pub fn run(a: MrcArgs) -> Result<ExitCode, LabError> {
+    print(&output(&a)?)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -2,11 +2,12 @@
 
 use crate::common::{exit_for, print, replay_config, ReplayArgs};
 use flashbuf_lab::result::{json, legend, table};
-use flashbuf_lab::LabError;
+use flashbuf_lab::{LabError, RunResult};
 use std::process::ExitCode;
 
-pub fn run(a: ReplayArgs) -> Result<ExitCode, LabError> {
-    let cfg = replay_config(&a)?;
+/// The run of `flashbuf replay` (one), with a note on stderr when the buffer was capped.
+pub fn runs(a: &ReplayArgs) -> Result<Vec<RunResult>, LabError> {
+    let cfg = replay_config(a)?;
     let r = flashbuf_lab::run(&cfg, None)?;
     if let Some(n) = a
         .buffer_pages
@@ -17,7 +18,11 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode, LabError> {
             r.buffer_pages
         );
     }
-    let runs = vec![r];
+    Ok(vec![r])
+}
+
+pub fn run(a: ReplayArgs) -> Result<ExitCode, LabError> {
+    let runs = runs(&a)?;
     if a.common.json {
         print(&json(&runs))?;
         print("\n")?;

@@ -2,7 +2,7 @@
 
 use crate::common::print;
 use clap::Args;
-use flashbuf_lab::reproduce::{run as reproduce, ReproduceOptions};
+use flashbuf_lab::reproduce::{run as reproduce, Report, ReproduceOptions};
 use flashbuf_lab::LabError;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -41,18 +41,28 @@ fn papers() -> clap::builder::PossibleValuesParser {
     )
 }
 
-/// Runs `flashbuf reproduce`.
-pub fn run(a: ReproduceArgs) -> Result<ExitCode, LabError> {
+/// The reports of `flashbuf reproduce`.
+pub fn reports(a: &ReproduceArgs) -> Result<Vec<Report>, LabError> {
     let opts = ReproduceOptions {
-        traces_dir: a.traces,
+        traces_dir: a.traces.clone(),
         seed: a.seed,
         limit_refs: a.limit,
         progress: !a.quiet && !a.json && std::io::stderr().is_terminal(),
     };
-    let reports = reproduce(&a.paper, &opts)?;
+    reproduce(&a.paper, &opts)
+}
+
+/// The JSON document of `flashbuf reproduce --json` (without the final newline).
+pub fn json(reports: &[Report]) -> String {
+    let doc = serde_json::json!({ "reports": reports });
+    format!("{doc:#}")
+}
+
+/// Runs `flashbuf reproduce`.
+pub fn run(a: ReproduceArgs) -> Result<ExitCode, LabError> {
+    let reports = reports(&a)?;
     if a.json {
-        let doc = serde_json::json!({ "reports": reports });
-        print(&format!("{doc:#}\n"))?;
+        print(&format!("{}\n", json(&reports)))?;
     } else {
         for r in &reports {
             print(&r.render())?;

@@ -133,13 +133,23 @@ fn text(r: &EngineResult) -> String {
     )
 }
 
-pub fn run(a: RunArgs) -> Result<ExitCode, LabError> {
-    let cfg = config(&a)?;
+/// The result of `flashbuf run`.
+pub fn result(a: &RunArgs) -> Result<EngineResult, LabError> {
+    let cfg = config(a)?;
     cfg.validate()?;
-    let r = run_engine(&cfg)?;
+    run_engine(&cfg)
+}
+
+/// The JSON document of `flashbuf run --json` (without the final newline).
+pub fn json(r: &EngineResult) -> String {
+    let doc = serde_json::json!({ "runs": [r] });
+    format!("{doc:#}")
+}
+
+pub fn run(a: RunArgs) -> Result<ExitCode, LabError> {
+    let r = result(&a)?;
     if a.json {
-        let doc = serde_json::json!({ "runs": [r] });
-        print(&format!("{doc:#}\n"))?;
+        print(&format!("{}\n", json(&r)))?;
     } else {
         print(&text(&r))?;
     }

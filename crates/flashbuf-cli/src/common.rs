@@ -97,6 +97,12 @@ pub struct CommonArgs {
     /// page writes are reported apart (cold_misses, cold_page_writes).
     #[arg(long, default_value_t = 0)]
     pub warmup: u64,
+    /// Which bytes a write changes: `whole`, `trace` (a range I/O CSV's own ranges),
+    /// `empirical:FILE` (ranges of overwrites drawn, seeded, from the range I/O CSV FILE),
+    /// or `auto` (trace for a range I/O CSV, else whole).
+    /// Reported as dirty_model; only ICL depends on it.
+    #[arg(long, default_value = "auto", value_name = "MODEL")]
+    pub dirty_bytes: String,
 }
 
 #[derive(Args)]
@@ -174,6 +180,7 @@ pub fn base_config(c: &CommonArgs, buffer: BufferSize) -> Result<RunConfig, LabE
             .transpose()?,
         presize: c.presize,
         warmup_refs: c.warmup,
+        dirty_bytes: flashbuf_lab::dirty::DirtyBytes::parse(&c.dirty_bytes)?,
         ..RunConfig::default()
     })
 }

@@ -13,6 +13,7 @@
 //! cfg.validate().unwrap();
 //! ```
 
+use crate::dirty::DirtyBytes;
 use crate::registry::{validate_devices, validate_policy, validate_store, DeviceFacts};
 use crate::spec::Spec;
 use crate::LabError;
@@ -84,6 +85,9 @@ pub struct RunConfig {
     /// `cold_page_writes`). Through the pool only (pass-through runs have no buffer to
     /// warm). 0: measure from the first reference.
     pub warmup_refs: u64,
+    /// Which bytes a replayed write changes ([`crate::dirty`]): `Auto` is the trace's own
+    /// ranges for a range I/O CSV replayed pass-through, else the whole page.
+    pub dirty_bytes: DirtyBytes,
 }
 
 impl Default for RunConfig {
@@ -111,6 +115,7 @@ impl Default for RunConfig {
             bounds: None,
             presize: false,
             warmup_refs: 0,
+            dirty_bytes: DirtyBytes::Auto,
         }
     }
 }

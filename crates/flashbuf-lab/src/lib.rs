@@ -18,6 +18,7 @@ pub mod bounds;
 pub mod byte_limit;
 pub mod compare;
 pub mod config;
+pub mod dirty;
 pub mod engine;
 mod error;
 pub mod feed;

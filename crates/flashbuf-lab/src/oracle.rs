@@ -40,6 +40,11 @@ impl Oracle {
         }
     }
 
+    /// Dense pages the oracle holds versions for (it grows as needed).
+    pub fn capacity(&self) -> usize {
+        self.versions.len()
+    }
+
     /// The version `pid` should hold.
     #[inline]
     pub fn expected(&self, pid: PageId) -> u32 {
@@ -71,6 +76,20 @@ impl Oracle {
         }
         self.versions[i] += 1;
         stamp(pid, self.versions[i])
+    }
+
+    /// Checks a page read back in a replay with dirty ranges: its header `version` must be
+    /// the expected one and its payload what the writes left (`first_difference`: `None`,
+    /// or the first page offset that differs, from [`crate::dirty::PageContent`]).
+    pub fn check_content(&mut self, pid: PageId, version: u64, first_difference: Option<usize>) {
+        let want = self.expected(pid);
+        if version != u64::from(want) {
+            self.record_error(format!("{pid}: expected version {want}, found {version}"));
+        } else if let Some(at) = first_difference {
+            self.record_error(format!(
+                "{pid} version {want}: byte {at} is not what the writes left"
+            ));
+        }
     }
 
     /// Records an error found outside `check` (a corrupt page reported by the store).

@@ -165,6 +165,20 @@ pub struct RunResult {
     /// Page writes during the warm-up.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cold_page_writes: Option<u64>,
+    // ---- dirty bytes (`--dirty-bytes`; see `crate::dirty`) ----
+    /// Which bytes a write changed: `whole`, `trace` (the trace's own ranges) or
+    /// `empirical:FILE`.
+    pub dirty_model: String,
+    /// Mean bytes a write changed under the model (header included).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dirty_exact_bytes_per_write: Option<f64>,
+    /// Mean bytes of the dirty ranges handed to the store per write (a superset of the
+    /// changed bytes: at most four runs per page).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dirty_bytes_per_write: Option<f64>,
+    /// Memory of the page-content model of a pass-through replay with ranges, bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dirty_content_memory_bytes: Option<u64>,
 }
 
 impl RunResult {

@@ -88,6 +88,7 @@
 pub mod detect;
 mod error;
 mod formats;
+mod range_stream;
 mod reader;
 mod record;
 mod source;
@@ -98,6 +99,7 @@ pub use formats::pagebin::{
 };
 pub use formats::ranges::parse_ranges;
 pub use formats::{BlkAction, Format, ParseFormatError, ADDRESS_SPACE_BITS, MAX_REQUEST_PAGES};
+pub use range_stream::{RangeRecord, RangeStream};
 pub use reader::{TraceReader, BUFFER_BYTES};
 pub use record::{Op, PageRef};
 pub use source::Compression;

@@ -20,6 +20,7 @@ mod epoch;
 mod hook;
 mod latency;
 mod passthrough;
+mod passthrough_ranges;
 mod pool;
 mod setup;
 mod util;
@@ -31,7 +32,8 @@ pub use util::process_cpu_s;
 
 use crate::bounds;
 use crate::config::RunConfig;
-use crate::feed::{Feed, FeedSummary, SharedTrace};
+use crate::dirty::{DirtyBytes, DirtyStats, RangeSource};
+use crate::feed::{AddressMap, Feed, FeedSummary, SharedTrace};
 use crate::oracle::Oracle;
 use crate::registry::{build_store, parse_policy, PolicyPlan};
 use crate::result::RunResult;
@@ -43,6 +45,7 @@ use flashbuf_pool::BufferPool;
 use flashbuf_store::PageStore;
 use flashbuf_workload::dynamics::asymmetry_name;
 use indicatif::ProgressBar;
+use pool::PoolWrites;
 use setup::{DeviceChain, Plan};
 use std::time::Instant;
 
@@ -82,6 +85,7 @@ fn run_inner(
     let policy = parse_policy(&cfg.policy)?;
     let is_pool = !matches!(policy, PolicyPlan::PassThrough);
     let mut plan = setup::plan(cfg, scan, is_pool)?;
+    let dirty = setup::resolve_dirty(cfg, &plan)?;
     let shared = shared.filter(|t| t.serves(&plan.feed));
     let clock = Clock {
         start: Instant::now(),
@@ -89,7 +93,13 @@ fn run_inner(
     };
     let (device, chain) = setup::device_chain(cfg, &mut plan, hook)?;
     let cleanup = chain.cleanup.clone();
-    let result = replay_on(cfg, &plan, shared, device, &chain, &policy, hook, &clock);
+    let ctx = RunCtx {
+        cfg,
+        plan: &plan,
+        shared,
+        dirty: &dirty,
+    };
+    let result = replay_on(&ctx, device, &chain, &policy, hook, &clock);
     if let Some(p) = cleanup {
         let _ = std::fs::remove_file(p);
     }
@@ -101,6 +111,14 @@ fn run_inner(
         ))),
         other => other,
     }
+}
+
+/// What every part of one run reads: its configuration, plan, shared trace and model.
+struct RunCtx<'a> {
+    cfg: &'a RunConfig,
+    plan: &'a Plan,
+    shared: Option<&'a SharedTrace>,
+    dirty: &'a DirtyBytes,
 }
 
 /// When the run started (wall clock and process CPU).
@@ -130,17 +148,17 @@ struct Replay<'a> {
     warm_io: Option<flashbuf_device::IoCounts>,
 }
 
-#[allow(clippy::too_many_arguments)]
 fn replay_on(
-    cfg: &RunConfig,
-    plan: &Plan,
-    shared: Option<&SharedTrace>,
+    ctx: &RunCtx<'_>,
     device: Box<dyn flashbuf_device::Device>,
     chain: &DeviceChain,
     policy: &PolicyPlan,
     hook: &mut dyn ReplayHook,
     clock: &Clock,
 ) -> Result<RunResult, LabError> {
+    let RunCtx {
+        cfg, plan, shared, ..
+    } = *ctx;
     let DeviceChain { asym, counting, .. } = chain;
     let store = build_store(&cfg.store, device, &plan.ctx)?;
     chain.presize(plan.ctx.data_bytes())?;
@@ -164,10 +182,23 @@ fn replay_on(
         dev0: store.device_stats(),
         warm_io: None,
     };
+    let mut source = RangeSource::open(ctx.dirty, &cfg.trace, cfg.seed)?;
     let mut r = match built {
-        Some(p) => run_pool(&mut rp, feed, store, p, hook, clock)?,
-        None => run_passthrough(&mut rp, feed, store, hook, clock)?,
+        Some(p) => {
+            let mut writes = PoolWrites {
+                source: source.as_mut(),
+                ranges: Vec::new(),
+                stats: DirtyStats::default(),
+                error: None,
+                map: AddressMap::default(),
+            };
+            let mut r = run_pool(&mut rp, feed, store, p, hook, clock, &mut writes)?;
+            r.dirty_exact_bytes_per_write = writes.stats.exact_mean();
+            r
+        }
+        None => run_passthrough(&mut rp, feed, store, source.as_mut(), hook, clock)?,
     };
+    r.dirty_model = ctx.dirty.to_string();
     rp.progress.finish_and_clear();
     if let Some((mean, p99)) = rp.latency.summary_us() {
         r.response_time_mean_us = Some(mean);
@@ -255,6 +286,7 @@ fn run_pool(
     policy: Box<dyn flashbuf_pool::policy::Policy>,
     hook: &mut dyn ReplayHook,
     clock: &Clock,
+    writes: &mut PoolWrites<'_>,
 ) -> Result<RunResult, LabError> {
     let (cfg, frames) = (rp.cfg, rp.plan.frames);
     let pool = BufferPool::new(store, frames, policy)?;
@@ -267,6 +299,7 @@ fn run_pool(
         &mut rp.epochs,
         &mut rp.latency,
         cfg.warmup_refs,
+        writes,
     )?;
     if cfg.warmup_refs > 0 && warm.is_none() {
         return Err(LabError::Usage(format!(
@@ -322,23 +355,34 @@ fn run_pool(
     Ok(r)
 }
 
+/// A pass-through replay: the plain one, or with dirty ranges from `source`.
 fn run_passthrough(
     rp: &mut Replay<'_>,
     feed: Feed,
     store: Box<dyn PageStore>,
+    source: Option<&mut RangeSource>,
     hook: &mut dyn ReplayHook,
     clock: &Clock,
 ) -> Result<RunResult, LabError> {
     let cfg = rp.cfg;
-    let p = passthrough::replay_passthrough(
-        &store,
-        feed,
+    let (o, pb, ep, lat) = (
         &mut rp.oracle,
         &rp.progress,
         &mut rp.epochs,
         &mut rp.latency,
-        hook,
-    )?;
+    );
+    let (p, ranges) = match source {
+        None => {
+            let p = passthrough::replay_passthrough(&store, feed, o, pb, ep, lat, hook)?;
+            (p, None)
+        }
+        Some(src) => {
+            let d = passthrough_ranges::replay_passthrough_ranges(
+                &store, feed, src, o, pb, ep, lat, hook,
+            )?;
+            (d.passed, Some((d.stats, d.content)))
+        }
+    };
     let dev = store.device_stats() - rp.dev0;
     let mut r = clock.result(cfg, 0, p.summary.references, dev);
     r.misses = p.summary.references;
@@ -346,11 +390,19 @@ fn run_passthrough(
     r.page_writes = p.writes;
     r.distinct_pages = p.summary.distinct_pages;
     r.format = p.summary.format.to_string();
+    if let Some((stats, content)) = &ranges {
+        r.dirty_exact_bytes_per_write = stats.exact_mean();
+        r.dirty_bytes_per_write = stats.handed_mean();
+        r.dirty_content_memory_bytes = Some(content.memory_bytes() as u64);
+    }
     store.sync()?;
     r.store_report = store.report().into_iter().collect();
     if cfg.paranoid {
         store.check_invariants().map_err(LabError::Invariant)?;
-        util::verify_all(&store, &mut rp.oracle, cfg.page_size)?;
+        match &ranges {
+            None => util::verify_all(&store, &mut rp.oracle, cfg.page_size)?,
+            Some((_, c)) => passthrough_ranges::verify_all_ranges(&store, &mut rp.oracle, c)?,
+        }
     }
     hook.finish(&store, &mut r)?;
     Ok(r)

@@ -3,16 +3,69 @@
 
 use super::epoch::EpochHooks;
 use super::latency::Latency;
+use crate::dirty::{DirtyStats, RangeSource};
+use crate::feed::AddressMap;
 use crate::feed::{Feed, FeedSummary};
 use crate::oracle::Oracle;
 use crate::LabError;
+use flashbuf_core::page::HEADER_BYTES;
 use flashbuf_core::DeviceStats;
+use flashbuf_core::PageId;
 use flashbuf_device::IoCounts;
 use flashbuf_pool::policy::Access;
-use flashbuf_pool::{BufferPool, PageAccess, PoolError, PoolStats};
+use flashbuf_pool::{BufferPool, PageAccess, PageWriter, PoolError, PoolStats};
 use flashbuf_store::{PageStore, StoreError};
-use flashbuf_trace::PageRef;
+use flashbuf_trace::{Op, PageRef};
 use indicatif::ProgressBar;
+
+/// What a write reference changes through the pool ([`crate::dirty`]): the whole payload,
+/// or the ranges of a source (each byte flipped, so it really changes), then the stamp.
+/// Through a pool a page's ranges merge until it is written back: the store sees the
+/// union of the bytes changed since it last saw the page.
+pub(super) struct PoolWrites<'a> {
+    /// `None`: the whole page.
+    pub(super) source: Option<&'a mut RangeSource>,
+    pub(super) ranges: Vec<(u32, u32)>,
+    pub(super) stats: DirtyStats,
+    /// The first error of the source (out of step, a range beyond the page).
+    pub(super) error: Option<LabError>,
+    /// The trace's pages mapped as the feed maps them (to check the lockstep).
+    pub(super) map: AddressMap,
+}
+
+impl PoolWrites<'_> {
+    /// Takes the ranges of the next reference (`op` of dense page `pid`) from the source.
+    fn advance(&mut self, op: Op, pid: PageId, page_size: usize) {
+        let Some(src) = self.source.as_deref_mut() else {
+            return;
+        };
+        match src.next(op, page_size, &mut self.ranges) {
+            Ok(Some(raw)) if self.map.map(PageId(raw)) != pid => {
+                self.error.get_or_insert(LabError::Usage(format!(
+                    "dirty ranges: a reference to {pid} met the ranges of trace page {raw}"
+                )));
+            }
+            Ok(_) => {}
+            Err(e) => {
+                self.error.get_or_insert(e);
+            }
+        }
+    }
+
+    /// Changes the page behind `w` as the model says (before the stamp is written).
+    fn change(&mut self, w: &mut PageWriter<'_>) {
+        if self.source.is_none() {
+            let payload = w.data().len();
+            w.data_mut_range(0, payload);
+            return;
+        }
+        for &(o, l) in &self.ranges {
+            let bytes = w.data_mut_range(o as usize - HEADER_BYTES, l as usize);
+            bytes.iter_mut().for_each(|b| *b ^= 0xFF);
+        }
+        self.stats.count(&self.ranges, None);
+    }
+}
 
 /// The figures at the end of a warm-up (`RunConfig::warmup_refs`), to subtract.
 pub(super) struct Warm {
@@ -35,6 +88,7 @@ pub(super) fn replay_pool<S: PageStore>(
     hooks: &mut EpochHooks,
     latency: &mut Latency,
     warmup: u64,
+    writes: &mut PoolWrites<'_>,
 ) -> Result<(FeedSummary, Option<Warm>), LabError> {
     let mut batches = 0u64;
     let mut pos = 0u64;
@@ -44,7 +98,7 @@ pub(super) fn replay_pool<S: PageStore>(
             // Split the batch at the warm-up's end.
             let cut = (warmup - pos) as usize;
             let rest = batch.split_off(cut);
-            pos = replay_batch(pool, &batch, oracle, hooks, latency, pos)?;
+            pos = replay_batch(pool, &batch, oracle, hooks, latency, writes, pos)?;
             warm = Some(Warm {
                 refs: pos,
                 pool: pool.stats(),
@@ -53,7 +107,7 @@ pub(super) fn replay_pool<S: PageStore>(
             });
             batch = rest;
         }
-        pos = replay_batch(pool, &batch, oracle, hooks, latency, pos)?;
+        pos = replay_batch(pool, &batch, oracle, hooks, latency, writes, pos)?;
         progress.inc(batch.len() as u64);
         feed.recycle(batch);
         batches += 1;
@@ -72,6 +126,7 @@ fn replay_batch<S: PageStore>(
     oracle: &mut Oracle,
     hooks: &mut EpochHooks,
     latency: &mut Latency,
+    writes: &mut PoolWrites<'_>,
     mut pos: u64,
 ) -> Result<u64, LabError> {
     let e = hooks.epoch_refs;
@@ -85,12 +140,12 @@ fn replay_batch<S: PageStore>(
             if let Some(costs) = hooks.enter(pos / e) {
                 pool.update_costs(&costs);
             }
-            access_all(pool, &batch[i..end], oracle, latency)?;
+            access_all(pool, &batch[i..end], oracle, latency, writes)?;
             pos += (end - i) as u64;
             i = end;
         }
     } else {
-        access_all(pool, batch, oracle, latency)?;
+        access_all(pool, batch, oracle, latency, writes)?;
         pos += batch.len() as u64;
     }
     Ok(pos)
@@ -102,6 +157,7 @@ fn access_all<S: PageStore>(
     refs: &[PageRef],
     oracle: &mut Oracle,
     latency: &mut Latency,
+    writes: &mut PoolWrites<'_>,
 ) -> Result<(), LabError> {
     let key = |i: usize| {
         let r = refs[i];
@@ -112,18 +168,24 @@ fn access_all<S: PageStore>(
         };
         (r.page, access)
     };
+    let page_size = pool.store().page_size();
     let result = pool.access_many(refs.len(), key, |i, page| {
         let pid = refs[i].page;
+        writes.advance(refs[i].op, pid, page_size);
         latency.tick();
         match page {
             PageAccess::Read(data) => oracle.check(pid, data),
             PageAccess::Write(mut w) => {
                 oracle.check(pid, w.data());
+                writes.change(&mut w);
                 let s = oracle.bump(pid);
                 w.write(0, &s);
             }
         }
     });
+    if let Some(e) = writes.error.take() {
+        return Err(e);
+    }
     match result {
         Ok(()) => Ok(()),
         Err((_, e)) => Err(corrupt_or(e, oracle)),

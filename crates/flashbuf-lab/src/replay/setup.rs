@@ -4,6 +4,7 @@
 
 use super::hook::ReplayHook;
 use crate::config::{BufferSize, RunConfig};
+use crate::dirty::DirtyBytes;
 use crate::feed::FeedOptions;
 use crate::registry::{
     build_device, device_facts, device_needs_capacity, store_needs_capacity, BuildContext,
@@ -181,4 +182,25 @@ impl DeviceChain {
         }
         Ok(())
     }
+}
+
+/// The dirty-bytes model of the run ([`crate::dirty`]), resolved for the trace's format.
+pub(super) fn resolve_dirty(cfg: &RunConfig, plan: &Plan) -> Result<DirtyBytes, LabError> {
+    let format = match (&cfg.dirty_bytes, cfg.format) {
+        (DirtyBytes::Whole | DirtyBytes::Empirical(_), _) => None,
+        (_, Some(f)) => Some(f),
+        (_, None) => Some(
+            flashbuf_trace::TraceReader::open(&cfg.trace, None, cfg.page_size as u32)?.format(),
+        ),
+    };
+    let model = match format {
+        Some(f) => cfg.dirty_bytes.resolve(f)?,
+        None => cfg.dirty_bytes.clone(),
+    };
+    if model != DirtyBytes::Whole && plan.feed.transform.is_some() {
+        return Err(LabError::Usage(format!(
+            "--dirty-bytes {model} with --workload: the transform changes which references write; use --dirty-bytes whole"
+        )));
+    }
+    Ok(model)
 }
