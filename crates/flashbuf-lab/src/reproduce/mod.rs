@@ -8,6 +8,7 @@
 pub mod cfdc;
 pub mod cfdc_engine;
 pub mod fd_buffer;
+pub mod icl;
 pub mod nipu;
 mod runner;
 pub mod stablebuffer;
@@ -18,7 +19,14 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 /// Papers `reproduce` knows.
-pub const PAPERS: &[&str] = &["cfdc", "cfdc-engine", "fd-buffer", "stablebuffer", "nipu"];
+pub const PAPERS: &[&str] = &[
+    "cfdc",
+    "cfdc-engine",
+    "fd-buffer",
+    "stablebuffer",
+    "nipu",
+    "icl",
+];
 
 /// Options shared by every reproduction.
 #[derive(Debug, Clone)]
@@ -230,6 +238,7 @@ fn run_one(paper: &str, opts: &ReproduceOptions) -> Result<Report, LabError> {
         "fd-buffer" => fd_buffer::run(opts),
         "stablebuffer" => stablebuffer::run(opts),
         "nipu" => nipu::run(opts),
+        "icl" => icl::run(opts),
         other => Err(LabError::Usage(format!(
             "unknown paper '{other}'; valid: {}all",
             PAPERS.iter().map(|p| format!("{p}, ")).collect::<String>()
