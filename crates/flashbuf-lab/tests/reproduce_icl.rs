@@ -20,7 +20,12 @@ fn icl_reproduction_gives_its_verdicts() {
     let reports = run("icl", &opts).unwrap();
     let r = &reports[0];
     let figures: Vec<&str> = r.verdicts.iter().map(|v| v.figure.as_str()).collect();
-    for f in ["Fig. 5 (writes)", "Fig. 5 (reads)", "Fig. 6 (ICL)", "Fig. 6 (A&P)"] {
+    for f in [
+        "Fig. 5 (writes)",
+        "Fig. 5 (reads)",
+        "Fig. 6 (ICL)",
+        "Fig. 6 (A&P)",
+    ] {
         assert!(figures.contains(&f), "{figures:?}");
     }
     let writes = &r.verdicts[0];
