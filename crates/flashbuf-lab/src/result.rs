@@ -16,6 +16,9 @@ pub struct RunResult {
     pub store: String,
     /// Device name with options.
     pub device: String,
+    /// How a simulated device started (`steady`, the default; `sequential`; `fresh`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_state: Option<String>,
     /// Frames in the pool (0 in pass-through mode).
     pub buffer_pages: usize,
     /// Page size in bytes.
@@ -203,6 +206,10 @@ impl RunResult {
             policy: cfg.policy.to_string(),
             store: cfg.store.to_string(),
             device: cfg.device.to_string(),
+            device_state: (cfg.device.name == "sim")
+                .then(|| flashbuf_device::registry::parse_sim(&cfg.device).ok())
+                .flatten()
+                .map(|c| c.precondition.name().to_string()),
             buffer_pages: frames,
             page_size: cfg.page_size,
             trace: cfg.trace.display().to_string(),

@@ -81,15 +81,17 @@ pub fn device_facts(spec: &Spec, ctx: &BuildContext) -> Result<DeviceFacts, LabE
     Ok(parse_device(spec)?.facts(&device_ctx(ctx))?)
 }
 
-/// Builds `sim:PROFILE[:opts]` as a [`SimDevice`]: `seed` and `precondition` (write the
-/// whole device once first, at no cost, as the papers' aged devices) are the lab's; the
-/// other options are the profile's, typed per profile kind (flash or disk).
+/// Builds `sim:PROFILE[:opts]` as a [`SimDevice`]: `seed` and `precondition` (`steady`,
+/// the default: filled and randomly overwritten until the FTL's write amplification is
+/// steady, at no cost, as real databases' aged devices; `sequential`; `fresh`) are the
+/// lab's; the other options are the profile's, typed per profile kind (flash or disk).
 pub fn build_sim(spec: &Spec, ctx: &BuildContext) -> Result<SimDevice, LabError> {
     Ok(table::parse_sim(spec)?.build_sim(&device_ctx(ctx))?)
 }
 
 /// Measures the uFLIP-style profile of the simulated device `sim_name` (`sim:PROFILE[:opts]`)
-/// on a fresh 256 MiB device, for `page_size`: what `flashbuf profile --device` prints.
+/// on a 256 MiB device in the state its spec names (steady unless `precondition=fresh` or
+/// `sequential`), for `page_size`: what `flashbuf profile --device` prints.
 pub fn measure_sim_profile(
     sim_name: &str,
     page_size: usize,
