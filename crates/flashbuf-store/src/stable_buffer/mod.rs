@@ -17,8 +17,8 @@
 //! `⌈θ_seq⌉` pages) in distinct areas; focused = any order within an area no larger than
 //! the device's focused-area size (on-demand: the fullest sliding window; incremental: the
 //! fullest aligned area). Passive flushing takes the instance with the highest `m / T_x`
-//! (`m` pages, `T_x` the pattern's time per page: most slots reclaimed per unit of
-//! flushing time); proactive flushing takes, among the instances with `m ≥ θ_x`, the
+//! (`m` pages, `T_x` the pattern's time per page: more slots freed and a cheaper pattern
+//! both raise it; see [`patterns`] for why it is not slots per unit of time); proactive flushing takes, among the instances with `m ≥ θ_x`, the
 //! highest score, where `θ_seq = θ_min / page size`, `θ_par = θ_seq · T_par / T_seq`,
 //! `θ_focus = θ_seq · T_focus / T_seq`. The times, θ_min, the focused-area size and `P`
 //! come from a uFLIP-style [`DeviceProfile`](flashbuf_device::DeviceProfile)

@@ -20,8 +20,12 @@
 //!   (a window overlaps at most two aligned areas).
 //!
 //! Selection: the instance with the highest score `m / T_x` (`m` pages, `T_x` the
-//! pattern's time per page), i.e. the most slots reclaimed per unit of flushing time;
-//! ties prefer sequential, then partitioned, then focused. Thresholds for proactive
+//! pattern's time per page). The score is not "slots reclaimed per unit of flushing
+//! time" — that is `m / (m · T_x) = 1 / T_x`, blind to the instance's size, and would
+//! flush a one-page sequential run before a full focused area; `m / T_x` weighs both the
+//! slots an instance frees and how cheap its pattern is per page (the text lost the
+//! formula; this is our reading, design.md §4). Ties prefer sequential, then partitioned,
+//! then focused. Thresholds for proactive
 //! flushing: `θ_seq = θ_min / page size`, `θ_par = θ_seq · T_par / T_seq`,
 //! `θ_focus = θ_seq · T_focus / T_seq`; an instance qualifies when `m ≥ θ_x` (it reaches the
 //! size from which its writes perform stably).
