@@ -48,6 +48,7 @@ pub fn reports(a: &ReproduceArgs) -> Result<Vec<Report>, LabError> {
         seed: a.seed,
         limit_refs: a.limit,
         progress: !a.quiet && !a.json && std::io::stderr().is_terminal(),
+        ..ReproduceOptions::default()
     };
     reproduce(&a.paper, &opts)
 }

@@ -24,6 +24,21 @@ pub struct TraceScan {
     pub scan_time_s: f64,
 }
 
+impl TraceScan {
+    /// A scan of nothing read: one reference to one page (what a reproduction's planning
+    /// pass uses instead of reading a trace).
+    pub fn stand_in() -> Self {
+        Self {
+            references: 1,
+            writes: 0,
+            distinct_pages: 1,
+            dense_pages: 1,
+            format: String::new(),
+            scan_time_s: 0.0,
+        }
+    }
+}
+
 /// Scans `path` (at most `limit` references).
 pub fn scan_trace(
     path: &Path,

@@ -85,8 +85,15 @@ fn reproduce_cfdc_runs_on_a_prefix() {
         seed: 42,
         limit_refs: Some(100_000),
         progress: false,
+        ..ReproduceOptions::default()
     };
     let reports = reproduce("cfdc", &opts).unwrap();
+    // The planning pass behind the progress's total counts exactly the runs made.
+    assert_eq!(
+        flashbuf_lab::reproduce::plan("cfdc", &opts).unwrap(),
+        reports[0].runs
+    );
+    assert!(reports[0].runs > 0);
     assert_eq!(reports.len(), 1);
     assert_eq!(reports[0].sections.len(), 4);
     assert!(reports[0].sections.iter().all(|s| !s.rows.is_empty()));

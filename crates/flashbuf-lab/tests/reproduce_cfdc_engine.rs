@@ -17,8 +17,15 @@ fn the_engine_reproduction_gives_every_figure_a_verdict() {
         seed: 7,
         limit_refs: Some(2_000),
         progress: false,
+        ..ReproduceOptions::default()
     };
     let reports = reproduce("cfdc-engine", &opts).unwrap();
+    // The planning pass behind the progress's total counts exactly the runs made.
+    assert_eq!(
+        flashbuf_lab::reproduce::plan("cfdc-engine", &opts).unwrap(),
+        reports[0].runs
+    );
+    assert!(reports[0].runs > 0);
     let r = &reports[0];
     assert_eq!(r.paper, "cfdc-engine");
     let rows: Vec<usize> = r.sections.iter().map(|s| s.rows.len()).collect();

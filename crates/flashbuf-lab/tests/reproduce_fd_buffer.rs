@@ -142,8 +142,15 @@ fn reproduce_fd_buffer_runs_on_a_prefix() {
         seed: 42,
         limit_refs: Some(60_000),
         progress: false,
+        ..ReproduceOptions::default()
     };
     let reports = reproduce("fd-buffer", &opts).unwrap();
+    // The planning pass behind the progress's total counts exactly the runs made.
+    assert_eq!(
+        flashbuf_lab::reproduce::plan("fd-buffer", &opts).unwrap(),
+        reports[0].runs
+    );
+    assert!(reports[0].runs > 0);
     assert!(reports[0].sections.len() >= 10);
     assert!(reports[0].sections.iter().all(|s| !s.rows.is_empty()));
     println!("{}", reports[0].render());

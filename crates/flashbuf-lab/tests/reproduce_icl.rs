@@ -14,10 +14,17 @@ fn icl_reproduction_gives_its_verdicts() {
         seed: 42,
         limit_refs: Some(20_000),
         progress: false,
+        ..ReproduceOptions::default()
     };
     let traces = icl::find_traces(&opts);
     assert!(traces.len() >= 3, "{traces:?}");
     let reports = run("icl", &opts).unwrap();
+    // The planning pass behind the progress's total counts exactly the runs made.
+    assert_eq!(
+        flashbuf_lab::reproduce::plan("icl", &opts).unwrap(),
+        reports[0].runs
+    );
+    assert!(reports[0].runs > 0);
     let r = &reports[0];
     let figures: Vec<&str> = r.verdicts.iter().map(|v| v.figure.as_str()).collect();
     for f in [

@@ -93,6 +93,7 @@ pub fn run(opts: &ReproduceOptions) -> Result<Report, LabError> {
         paper: "cfdc".into(),
         sections,
         verdicts,
+        runs: rn.runs_done(),
     })
 }
 

@@ -22,6 +22,7 @@
 //! `--limit N` (a quick look) runs at most N point transactions over 100,000 records.
 
 use super::runner::{count, pct, span};
+use super::tally::Tally;
 use super::{Magnitude, Report, ReproduceOptions, Section, Verdict, POINT_TOLERANCE};
 use crate::engine::{run_engine, Engine, EngineConfig, EngineResult};
 use crate::spec;
@@ -72,7 +73,7 @@ impl Scale {
 
 /// One run: the workload with `update` and `ranges`, `policy`, `frames`.
 fn run_one(
-    opts: &ReproduceOptions,
+    (opts, tally): (&ReproduceOptions, &Tally),
     scale: Scale,
     (update, ranges): (f64, u64),
     policy: &str,
@@ -94,10 +95,14 @@ fn run_one(
         seed: opts.seed,
         record: None,
     };
-    if opts.progress {
-        eprintln!("cfdc-engine: {} {policy} {frames} frames", cfg.workload);
-    }
+    let t = std::time::Instant::now();
     let r = run_engine(&cfg)?;
+    tally.tick(&format!(
+        "{} {policy} {frames} frames: {:.0} tps ({:.1} s)",
+        cfg.workload,
+        tps(&r),
+        t.elapsed().as_secs_f64()
+    ));
     if !r.consistency {
         return Err(LabError::Engine(format!(
             "{} with {policy}: the consistency check failed: {:?}",
@@ -114,7 +119,7 @@ fn tps(r: &EngineResult) -> f64 {
 
 /// Runs the three policies; returns (LRU, CFLRU, CFDC).
 fn trio(
-    opts: &ReproduceOptions,
+    opts: (&ReproduceOptions, &Tally),
     scale: Scale,
     mix: (f64, u64),
     frames: usize,
@@ -125,10 +130,21 @@ fn trio(
 
 /// Runs Figs. 4, 7 and 8.
 pub fn run(opts: &ReproduceOptions) -> Result<Report, LabError> {
+    if opts.plan_only {
+        // Three policies at every buffer (Fig. 4), update share (Fig. 7) and range (Fig. 8).
+        return Ok(Report {
+            paper: "cfdc-engine".into(),
+            sections: Vec::new(),
+            verdicts: Vec::new(),
+            runs: POLICIES.len() * (BUFFERS.len() + UPDATES.len() + RANGES.len()),
+        });
+    }
     let scale = Scale::of(opts);
-    let (s4, v4) = fig_4(opts, scale)?;
-    let (s7, v7) = fig_7(opts, scale)?;
-    let (s8, v8) = fig_8(opts, scale)?;
+    let tally = Tally::new("cfdc-engine", opts);
+    let cx = (opts, &tally);
+    let (s4, v4) = fig_4(cx, scale)?;
+    let (s7, v7) = fig_7(cx, scale)?;
+    let (s8, v8) = fig_8(cx, scale)?;
     let mut verdicts = v4;
     verdicts.extend(v7);
     verdicts.push(v8);
@@ -136,6 +152,7 @@ pub fn run(opts: &ReproduceOptions) -> Result<Report, LabError> {
         paper: "cfdc-engine".into(),
         sections: vec![s4, s7, s8],
         verdicts,
+        runs: tally.done(),
     })
 }
 
@@ -181,7 +198,10 @@ fn magnitude_all(xs: &[f64], lo: f64, hi: f64) -> Magnitude {
     }
 }
 
-fn fig_4(opts: &ReproduceOptions, scale: Scale) -> Result<(Section, Vec<Verdict>), LabError> {
+fn fig_4(
+    opts: (&ReproduceOptions, &Tally),
+    scale: Scale,
+) -> Result<(Section, Vec<Verdict>), LabError> {
     let mut s = Section::new(
         "Fig. 4 (engine): throughput vs buffer size, baseline mix, tps on the device's clock",
         &columns("frames"),
@@ -249,7 +269,10 @@ fn list(xs: &[f64]) -> String {
     xs.iter().map(|&x| pct(x)).collect::<Vec<_>>().join(", ")
 }
 
-fn fig_7(opts: &ReproduceOptions, scale: Scale) -> Result<(Section, Vec<Verdict>), LabError> {
+fn fig_7(
+    opts: (&ReproduceOptions, &Tally),
+    scale: Scale,
+) -> Result<(Section, Vec<Verdict>), LabError> {
     let mut s = Section::new(
         "Fig. 7 (engine): update intensity, 4,096 frames, tps on the device's clock",
         &columns("updates"),
@@ -304,7 +327,7 @@ fn fig_7(opts: &ReproduceOptions, scale: Scale) -> Result<(Section, Vec<Verdict>
     Ok((s, vs))
 }
 
-fn fig_8(opts: &ReproduceOptions, scale: Scale) -> Result<(Section, Verdict), LabError> {
+fn fig_8(opts: (&ReproduceOptions, &Tally), scale: Scale) -> Result<(Section, Verdict), LabError> {
     let mut s = Section::new(
         "Fig. 8 (engine): range transactions (half queries, half updates), 4,096 frames",
         &columns("ranges"),
@@ -377,6 +400,7 @@ mod tests {
             seed: 1,
             limit_refs: Some(20_000),
             progress: false,
+            ..ReproduceOptions::default()
         };
         let s = Scale::of(&opts);
         assert_eq!(

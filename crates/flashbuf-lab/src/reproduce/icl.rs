@@ -119,6 +119,7 @@ pub fn run(opts: &ReproduceOptions) -> Result<Report, LabError> {
         paper: "icl".into(),
         sections: vec![s5, fig_6(&points)],
         verdicts: verdicts(&points),
+        runs: rn.runs_done(),
     })
 }
 

@@ -12,6 +12,7 @@ pub mod icl;
 pub mod nipu;
 mod runner;
 pub mod stablebuffer;
+mod tally;
 
 use crate::LabError;
 use serde::Serialize;
@@ -37,8 +38,27 @@ pub struct ReproduceOptions {
     pub seed: u64,
     /// Replay at most this many references per run (quick looks; `None` = whole traces).
     pub limit_refs: Option<u64>,
-    /// Show progress on stderr.
+    /// Show progress on stderr (runs done of the runs planned, and an ETA).
     pub progress: bool,
+    /// Count the runs the reproduction would make without making them (the planning pass
+    /// behind the progress's total; the report has no figures then, only `runs`).
+    pub plan_only: bool,
+    /// Runs planned, for the progress's total and ETA (set by [`run`] from a planning pass).
+    pub planned_runs: Option<usize>,
+}
+
+impl Default for ReproduceOptions {
+    /// The shared traces at `../shared/traces`, seed 42, whole traces, quiet.
+    fn default() -> Self {
+        Self {
+            traces_dir: PathBuf::from("../shared/traces"),
+            seed: 42,
+            limit_refs: None,
+            progress: false,
+            plan_only: false,
+            planned_runs: None,
+        }
+    }
 }
 
 /// One table of a reproduction.
@@ -178,6 +198,8 @@ pub struct Report {
     pub sections: Vec<Section>,
     /// One verdict per reproduced figure, summarized at the end of the text.
     pub verdicts: Vec<Verdict>,
+    /// Runs made (memoized repeats not counted); in a planning pass, the runs planned.
+    pub runs: usize,
 }
 
 impl Report {
@@ -222,12 +244,46 @@ impl Report {
     }
 }
 
-/// Runs the reproduction of `paper` (`all` runs every one).
+/// Runs the reproduction of `paper` (`all` runs every one). With progress on, a planning
+/// pass first counts each paper's runs, so that the progress shows a total and an ETA.
 pub fn run(paper: &str, opts: &ReproduceOptions) -> Result<Vec<Report>, LabError> {
-    if paper == "all" {
-        return PAPERS.iter().map(|p| run_one(p, opts)).collect();
+    let papers: Vec<&str> = if paper == "all" {
+        PAPERS.to_vec()
+    } else {
+        vec![paper]
+    };
+    papers.into_iter().map(|p| run_planned(p, opts)).collect()
+}
+
+/// One paper, planned first when its progress is shown.
+fn run_planned(paper: &str, opts: &ReproduceOptions) -> Result<Report, LabError> {
+    if !opts.progress || opts.plan_only {
+        return run_one(paper, opts);
     }
-    Ok(vec![run_one(paper, opts)?])
+    let plan = ReproduceOptions {
+        plan_only: true,
+        progress: false,
+        ..opts.clone()
+    };
+    let planned = run_one(paper, &plan)?.runs;
+    eprintln!("reproduce {paper}: {planned} runs planned");
+    run_one(
+        paper,
+        &ReproduceOptions {
+            planned_runs: Some(planned),
+            ..opts.clone()
+        },
+    )
+}
+
+/// The runs `paper` would make under `opts` (a planning pass: nothing runs).
+pub fn plan(paper: &str, opts: &ReproduceOptions) -> Result<usize, LabError> {
+    let plan = ReproduceOptions {
+        plan_only: true,
+        progress: false,
+        ..opts.clone()
+    };
+    Ok(run_one(paper, &plan)?.runs)
 }
 
 /// One paper: one arm per module.

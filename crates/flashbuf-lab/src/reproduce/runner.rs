@@ -2,6 +2,7 @@
 //! one trace scan per (trace, page size), one device-facts probe per (device, page size,
 //! trace), memoized runs, progress on stderr.
 
+use super::tally::Tally;
 use super::ReproduceOptions;
 use crate::config::{BufferSize, RunConfig};
 use crate::registry::{device_facts, BuildContext, DeviceFacts};
@@ -20,8 +21,7 @@ pub(super) struct Runner<'a> {
     scans: HashMap<(PathBuf, usize), TraceScan>,
     facts: HashMap<(String, usize, PathBuf), DeviceFacts>,
     runs: HashMap<String, RunResult>,
-    started: Instant,
-    count: usize,
+    tally: Tally,
 }
 
 impl<'a> Runner<'a> {
@@ -33,8 +33,7 @@ impl<'a> Runner<'a> {
             scans: HashMap::new(),
             facts: HashMap::new(),
             runs: HashMap::new(),
-            started: Instant::now(),
-            count: 0,
+            tally: Tally::new(paper, opts),
         }
     }
 
@@ -52,11 +51,16 @@ impl<'a> Runner<'a> {
         }
     }
 
-    /// The (memoized) scan of `trace` at `page_size`.
+    /// The (memoized) scan of `trace` at `page_size` (a planning pass scans nothing: one
+    /// page of one reference stands in).
     pub(super) fn scan(&mut self, trace: &Path, page_size: usize) -> Result<&TraceScan, LabError> {
         let key = (trace.to_path_buf(), page_size);
         if !self.scans.contains_key(&key) {
-            let s = scan_trace(trace, None, page_size as u32, self.opts.limit_refs)?;
+            let s = if self.tally.plan_only() {
+                TraceScan::stand_in()
+            } else {
+                scan_trace(trace, None, page_size as u32, self.opts.limit_refs)?
+            };
             self.scans.insert(key.clone(), s);
         }
         self.scans
@@ -74,6 +78,9 @@ impl<'a> Runner<'a> {
         let key = (device.to_string(), page_size, trace.to_path_buf());
         if let Some(f) = self.facts.get(&key) {
             return Ok(*f);
+        }
+        if self.tally.plan_only() {
+            return Ok(DeviceFacts::default());
         }
         let dense = self.scan(trace, page_size)?.dense_pages;
         let ctx = BuildContext {
@@ -122,6 +129,12 @@ impl<'a> Runner<'a> {
         if let Some(r) = self.runs.get(&key) {
             return Ok(r.clone());
         }
+        if self.tally.plan_only() {
+            // Planning: count the run, make nothing.
+            self.tally.tick("");
+            self.runs.insert(key, RunResult::default());
+            return Ok(RunResult::default());
+        }
         let facts = match ropts.facts {
             Some(f) => f,
             None => self.facts(device, trace, page_size)?,
@@ -144,26 +157,22 @@ impl<'a> Runner<'a> {
         let scan = self.scans.get(&(trace.to_path_buf(), page_size));
         let t = Instant::now();
         let r = run(&cfg, scan)?;
-        self.count += 1;
-        if self.opts.progress {
-            eprintln!(
-                "[{} run {} at {:.0} s] {} {} {}{}{} {}{}: {:.1} s device, {} reads, {} writes ({:.1} s)",
-                self.paper,
-                self.count,
-                self.started.elapsed().as_secs_f64(),
-                trace.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
-                policy,
-                if store == "direct" { "" } else { store },
-                if store == "direct" { "" } else { " " },
-                device,
-                r.buffer_pages,
-                dyn_label(ropts),
-                r.device_time_us / 1e6,
-                r.page_reads,
-                r.page_writes,
-                t.elapsed().as_secs_f64()
-            );
-        }
+        self.tally.tick(&format!(
+            "{} {} {}{}{} {}{}: {:.1} s device, {} reads, {} writes ({:.1} s)",
+            trace
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+            policy,
+            if store == "direct" { "" } else { store },
+            if store == "direct" { "" } else { " " },
+            device,
+            r.buffer_pages,
+            dyn_label(ropts),
+            r.device_time_us / 1e6,
+            r.page_reads,
+            r.page_writes,
+            t.elapsed().as_secs_f64()
+        ));
         if r.verify_errors > 0 {
             return Err(LabError::Invariant(format!(
                 "{policy} over {store} on {device}: {} verify errors ({})",
@@ -175,14 +184,14 @@ impl<'a> Runner<'a> {
         Ok(r)
     }
 
-    /// Runs so far (not counting memoized repeats).
+    /// Runs so far (not counting memoized repeats; in a planning pass, the runs planned).
     pub(super) fn runs_done(&self) -> usize {
-        self.count
+        self.tally.done()
     }
 
     /// Wall seconds since the runner started.
     pub(super) fn elapsed_s(&self) -> f64 {
-        self.started.elapsed().as_secs_f64()
+        self.tally.elapsed_s()
     }
 }
 

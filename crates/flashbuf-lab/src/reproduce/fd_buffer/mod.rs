@@ -204,6 +204,7 @@ pub fn run(opts: &ReproduceOptions) -> Result<Report, LabError> {
         paper: "fd-buffer".into(),
         sections,
         verdicts,
+        runs: cx.rn.runs_done(),
     })
 }
 

@@ -370,5 +370,6 @@ pub fn run(opts: &ReproduceOptions) -> Result<Report, LabError> {
             figures::no_counterpart(),
         ],
         verdicts,
+        runs: rn.runs_done(),
     })
 }

@@ -33,6 +33,7 @@ mod meter;
 
 pub use meter::{Buckets, MeterHook, Metered};
 
+use super::tally::Tally;
 use super::{Report, ReproduceOptions};
 use crate::config::{BufferSize, RunConfig};
 use crate::registry::{measure_sim_profile, DeviceFacts};
@@ -282,6 +283,14 @@ fn profiles(dir: &Path, seed: u64) -> Result<Vec<(String, PathBuf, DeviceProfile
 
 /// Runs the reproduction.
 pub fn run(opts: &ReproduceOptions) -> Result<Report, LabError> {
+    if opts.plan_only {
+        return Ok(Report {
+            paper: "stablebuffer".to_string(),
+            sections: Vec::new(),
+            verdicts: Vec::new(),
+            runs: planned_runs(),
+        });
+    }
     let setup = Setup::new(
         opts.traces_dir.join(TRACE),
         opts.limit_refs,
@@ -295,10 +304,19 @@ pub fn run(opts: &ReproduceOptions) -> Result<Report, LabError> {
     result
 }
 
-fn progress(opts: &ReproduceOptions, m: &Measure) {
-    if opts.progress {
-        eprintln!(
-            "stablebuffer: {:<9} {:<6} {:>8}  {:>9.1} pages/s  {:>9.1} µs/write  ({:.1} s)",
+/// The runs of [`run`]: per device, every method on the steady device, every StableBuffer
+/// method at four more staging sizes (the default size's runs are reused), every method on
+/// the fresh device.
+fn planned_runs() -> usize {
+    let m = METHODS.len();
+    let sb = METHODS.iter().filter(|m| m.label != "direct").count();
+    DEVICES.len() * (m + 4 * sb + m)
+}
+
+fn progress(tally: &Tally, m: &Measure) {
+    {
+        tally.tick(&format!(
+            "{:<9} {:<6} {:>8}  {:>9.1} pages/s  {:>9.1} µs/write  ({:.1} s)",
             m.device,
             m.method,
             if m.size_bytes == 0 {
@@ -309,18 +327,19 @@ fn progress(opts: &ReproduceOptions, m: &Measure) {
             m.throughput(),
             m.response_us(),
             m.wall_s
-        );
+        ));
     }
 }
 
 fn report(opts: &ReproduceOptions, setup: &Setup, dir: &Path) -> Result<Report, LabError> {
     use figures::{details, fig4, fig4_verdicts, fig6, fig7, fresh_devices};
+    let tally = Tally::new("stablebuffer", opts);
     let profiles = profiles(dir, opts.seed)?;
     let mut main: Vec<Measure> = Vec::new();
     for (dev, path, _) in &profiles {
         for m in METHODS {
             let r = run_method(setup, dev, m, None, Some(path))?;
-            progress(opts, &r);
+            progress(&tally, &r);
             main.push(r);
         }
     }
@@ -341,7 +360,7 @@ fn report(opts: &ReproduceOptions, setup: &Setup, dir: &Path) -> Result<Report, 
                         .ok_or_else(|| LabError::Invariant("missing default run".into()))?
                 } else {
                     let r = run_method(setup, dev, m, Some(size), Some(path))?;
-                    progress(opts, &r);
+                    progress(&tally, &r);
                     r
                 };
                 sweep.push((factor, r));
@@ -357,7 +376,7 @@ fn report(opts: &ReproduceOptions, setup: &Setup, dir: &Path) -> Result<Report, 
     for (dev, path, _) in &profiles {
         for m in METHODS {
             let r = run_method(&fresh_setup, dev, m, None, Some(path))?;
-            progress(opts, &r);
+            progress(&tally, &r);
             fresh.push(r);
         }
     }
@@ -366,6 +385,7 @@ fn report(opts: &ReproduceOptions, setup: &Setup, dir: &Path) -> Result<Report, 
         paper: "stablebuffer".to_string(),
         sections,
         verdicts: fig4_verdicts(&main),
+        runs: tally.done(),
     })
 }
 
