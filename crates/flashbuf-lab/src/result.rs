@@ -16,9 +16,6 @@ pub struct RunResult {
     pub store: String,
     /// Device name with options.
     pub device: String,
-    /// How a simulated device started (`steady`, the default; `sequential`; `fresh`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub device_state: Option<String>,
     /// Frames in the pool (0 in pass-through mode).
     pub buffer_pages: usize,
     /// Page size in bytes.
@@ -182,6 +179,10 @@ pub struct RunResult {
     /// Memory of the page-content model of a pass-through replay with ranges, bytes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dirty_content_memory_bytes: Option<u64>,
+    // ---- device state ----
+    /// How a simulated device started (`steady`, the default; `sequential`; `fresh`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_state: Option<String>,
 }
 
 impl RunResult {
