@@ -7,7 +7,8 @@
 //! must serve every call without panicking, and any page it returns as data must be
 //! exactly a page that was written there.
 //!
-//! `FLASHBUF_FUZZ_CASES=N` raises the number of inputs per property (soak).
+//! `FLASHBUF_FUZZ_CASES=N` raises the number of inputs per property, `FLASHBUF_FUZZ_SEED=S`
+//! changes them (soak).
 
 use flashbuf_core::page::{crc32c, HEADER_BYTES};
 use flashbuf_core::{DirtyRanges, PageId};
@@ -29,9 +30,20 @@ fn cases() -> u32 {
         .unwrap_or(256)
 }
 
+/// The run's seed: `FLASHBUF_FUZZ_SEED` (soaks vary it), else a fixed one, so that CI
+/// runs the same inputs every time (a random seed found the ICL generation-record bug;
+/// its case is in the regressions file and `regression_icl_damaged_gen_record_and_log_page`).
+fn seed() -> u64 {
+    std::env::var("FLASHBUF_FUZZ_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0x5EED_0F0E)
+}
+
 fn config() -> Config {
     Config {
         cases: cases(),
+        rng_seed: proptest::test_runner::RngSeed::Fixed(seed()),
         failure_persistence: Some(Box::new(FileFailurePersistence::Direct(
             "tests/fuzz_store_open.proptest-regressions",
         ))),

@@ -354,8 +354,14 @@ impl<D: Device> IclStore<D> {
             .ok_or_else(|| StoreError::Invalid(format!("{pid} is beyond the addressable range")))
     }
 
-    /// Writes the next generation record: generation `gen`, log pages `0..synced` durable
-    /// (not synced).
+    /// Writes the next generation record: generation `gen`, log pages `0..synced` durable.
+    /// It goes to page `rseq % 2`, is synced, then goes to the other page too (the caller
+    /// syncs that copy): a crash tears at most one copy while the other still holds the
+    /// newest or the previous record, and once both are durable, damage at rest to either
+    /// copy leaves the promise readable. (With one copy per record, losing the newest at
+    /// rest fell back to the previous record, which knows nothing of the last sync's log
+    /// pages: a damaged promised log page then read as an unsynced tail and older versions
+    /// were served — `regression_icl_damaged_gen_record_and_log_page`.)
     fn write_gen_record(&self, st: &mut State, gen: u64, synced: u32) -> Result<(), StoreError> {
         let rseq = st.rseq + 1;
         let mut b = AlignedBuf::zeroed(self.cfg.page_size, 4096);
@@ -368,9 +374,14 @@ impl<D: Device> IclStore<D> {
         .encode(&mut b, self.salt);
         self.poison
             .guard(self.dev.write_at(self.layout.gen_record_offset(rseq), &b))?;
+        self.sync_device(st)?;
+        self.poison.guard(
+            self.dev
+                .write_at(self.layout.gen_record_offset(rseq + 1), &b),
+        )?;
         st.rseq = rseq;
         st.recorded = synced;
-        st.stats.gen_writes += 1;
+        st.stats.gen_writes += 2;
         Ok(())
     }
 
