@@ -158,7 +158,7 @@ impl RangeSource {
 }
 
 /// What the writes of a run changed, summed.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub struct DirtyStats {
     /// Writes counted.
     pub writes: u64,
@@ -167,6 +167,8 @@ pub struct DirtyStats {
     /// Bytes of the ranges handed to the store ([`DirtyRanges`], a superset; 0 through a
     /// pool).
     pub handed_bytes: u64,
+    /// Reused for each write's union (no allocation per write).
+    scratch: Vec<(u32, u32)>,
 }
 
 impl DirtyStats {
@@ -175,16 +177,21 @@ impl DirtyStats {
     /// before it writes back).
     pub fn count(&mut self, ranges: &[(u32, u32)], handed: Option<&DirtyRanges>) {
         self.writes += 1;
-        let mut exact = DirtyRangesExact::default();
-        for &(o, l) in ranges {
-            exact.add(o, l);
+        self.scratch.clear();
+        self.scratch.extend(ranges.iter().map(|&(o, l)| (o, o + l)));
+        self.scratch.sort_unstable();
+        let (mut union, mut end) = (0u64, 0u32);
+        for &(a, b) in &self.scratch {
+            let a = a.max(end);
+            if b > a {
+                union += u64::from(b - a);
+                end = b;
+            }
         }
-        self.exact_bytes += HEADER_BYTES as u64 + exact.total();
+        self.exact_bytes += HEADER_BYTES as u64 + union;
         self.handed_bytes += handed.map_or(0, |h| h.total_bytes() as u64);
     }
-}
 
-impl DirtyStats {
     /// Mean exact bytes per write (`None` without writes).
     pub fn exact_mean(&self) -> Option<f64> {
         (self.writes > 0).then(|| self.exact_bytes as f64 / self.writes as f64)
@@ -194,30 +201,6 @@ impl DirtyStats {
     pub fn handed_mean(&self) -> Option<f64> {
         (self.writes > 0 && self.handed_bytes > 0)
             .then(|| self.handed_bytes as f64 / self.writes as f64)
-    }
-}
-
-/// Exact union size of a few ranges (sorted merge; no capacity limit).
-#[derive(Default)]
-struct DirtyRangesExact {
-    v: Vec<(u32, u32)>,
-}
-
-impl DirtyRangesExact {
-    fn add(&mut self, o: u32, l: u32) {
-        self.v.push((o, o + l));
-    }
-    fn total(&mut self) -> u64 {
-        self.v.sort_unstable();
-        let (mut sum, mut end) = (0u64, 0u32);
-        for &(a, b) in &self.v {
-            let a = a.max(end);
-            if b > a {
-                sum += u64::from(b - a);
-                end = b;
-            }
-        }
-        sum
     }
 }
 
