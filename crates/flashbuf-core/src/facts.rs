@@ -14,6 +14,11 @@ pub struct DeviceFacts {
     pub read_us: f64,
     /// Latency of a random page write, microseconds.
     pub write_us: f64,
+    /// Latency of a page write within a sequential run of page writes, microseconds, if
+    /// measured (a uFLIP profile's sequential write). Cost models of clustered write-backs
+    /// use it: `k` pages written together into one erase block cost about
+    /// `write_us + (k − 1) · seq_write_us` on a device that merges blocks.
+    pub seq_write_us: Option<f64>,
 }
 
 impl Default for DeviceFacts {
@@ -23,6 +28,7 @@ impl Default for DeviceFacts {
             erase_block_bytes: None,
             read_us: 1.0,
             write_us: 1.0,
+            seq_write_us: None,
         }
     }
 }

@@ -316,6 +316,7 @@ impl DeviceFactory for CostConfig {
             erase_block_bytes: None,
             read_us: self.0.latency_read_us,
             write_us: self.0.latency_write_us,
+            seq_write_us: None,
         })
     }
 }

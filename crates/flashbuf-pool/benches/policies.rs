@@ -70,6 +70,7 @@ const FACTS: DeviceFacts = DeviceFacts {
     erase_block_bytes: None,
     read_us: 1.0,
     write_us: 25.0,
+    seq_write_us: None,
 };
 
 /// Every golden spec of every table entry (or those selected by `FLASHBUF_BENCH_POLICIES`).

@@ -124,6 +124,7 @@ fn static_costs_follow_cost_updates_and_learned_ones_ignore_them() {
         erase_block_bytes: None,
         read_us,
         write_us,
+        seq_write_us: None,
     };
     let mut p = setup(1.0, 3.0);
     p.update_costs(&costs(100.0, 900.0));

@@ -81,6 +81,7 @@ fn costs(read_us: f64, write_us: f64) -> DeviceFacts {
         erase_block_bytes: None,
         read_us,
         write_us,
+        seq_write_us: None,
     }
 }
 

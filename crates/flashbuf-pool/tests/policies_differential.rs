@@ -29,11 +29,13 @@ fn facts() -> impl Strategy<Value = DeviceFacts> {
             erase_block_bytes: None,
             read_us: 1.0,
             write_us: 25.0,
+            seq_write_us: None,
         },
         DeviceFacts {
             erase_block_bytes: Some(8 * policy_harness::PAGE_SIZE as u64),
             read_us: 100.0,
             write_us: 13_600.0,
+            seq_write_us: None,
         },
     ])
 }

@@ -41,6 +41,7 @@ const FACTS: DeviceFacts = DeviceFacts {
     erase_block_bytes: None,
     read_us: 1.0,
     write_us: 25.0,
+    seq_write_us: None,
 };
 /// Page size of the store.
 const PAGE_SIZE: usize = 512;

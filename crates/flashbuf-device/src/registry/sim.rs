@@ -230,6 +230,7 @@ impl DeviceFactory for SimConfig {
             erase_block_bytes,
             read_us: p.read_random_us.max(f64::MIN_POSITIVE),
             write_us: p.write_random_us.max(f64::MIN_POSITIVE),
+            seq_write_us: Some(p.write_seq_us.max(f64::MIN_POSITIVE)),
         })
     }
 }

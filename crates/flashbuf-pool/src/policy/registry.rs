@@ -211,6 +211,7 @@ pub const POLICIES: &[PolicyEntry] = &[
             "fd-buffer:r=136",
             "fd-buffer:r=136,clustering=off",
             "fd-buffer:r=136,clustering=batch,victim=order",
+            "fd-buffer:r=136,cost=clustered,seq=0.05",
         ],
         parse: fd_buffer::spec::parse,
     },

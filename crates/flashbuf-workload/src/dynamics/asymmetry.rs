@@ -64,7 +64,7 @@ fn write_scale(f: f64) -> f64 {
 /// ```
 /// use flashbuf_core::DeviceFacts;
 /// use flashbuf_workload::dynamics::{epoch_costs, AsymmetryModel};
-/// let base = DeviceFacts { erase_block_bytes: None, read_us: 100.0, write_us: 1_000.0 };
+/// let base = DeviceFacts { erase_block_bytes: None, read_us: 100.0, write_us: 1_000.0, seq_write_us: None };
 /// let c = epoch_costs(AsymmetryModel::Rm1, &base, 10); // f = 2: writes twice as dear
 /// assert_eq!((c.read_us, c.write_us), (100.0, 2_000.0));
 /// let c = epoch_costs(AsymmetryModel::Rm2, &base, 1); // f = 0.95: reads dearer
@@ -75,6 +75,7 @@ pub fn epoch_costs(model: AsymmetryModel, base: &DeviceFacts, epoch: u64) -> Dev
     DeviceFacts {
         read_us: base.read_us * read_scale(f),
         write_us: base.write_us * write_scale(f),
+        seq_write_us: base.seq_write_us.map(|w| w * write_scale(f)),
         ..*base
     }
 }

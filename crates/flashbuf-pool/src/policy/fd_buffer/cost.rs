@@ -117,32 +117,32 @@ impl Curves {
     /// The advisor: the `M_c` in `1..=M−1` minimising Eq. (3) (first minimum), and its
     /// cost. Work: `M − 1` evaluations.
     pub fn best_m_c(&self, r: f64) -> (usize, f64) {
+        self.best_m_c_by(|_| r)
+    }
+
+    /// [`Self::best_m_c`] with an `R` that depends on the dirty pool's size: `r_at(M_d)`
+    /// (the clustered-cost variant, [`super::clustered_cost`]).
+    pub fn best_m_c_by(&self, r_at: impl Fn(usize) -> f64) -> (usize, f64) {
         let m = self.m();
         if m < 2 {
-            return (m, normalized_cost(self.rates(m), r));
+            return (m, normalized_cost(self.rates(m), r_at(0)));
         }
         if self.total == 0 {
-            return (1, normalized_cost(self.rates(1), r));
+            return (1, normalized_cost(self.rates(1), r_at(m - 1)));
         }
         let (inv_t, inv_w) = self.inverses();
         let has_w = if self.writes == 0 { 0.0 } else { 1.0 };
-        // M_c runs up from 1 while M_d = M − M_c runs down from M − 1. The costs are
-        // computed in one branch-free (vectorisable) pass, then the first minimum taken.
+        // M_c runs up from 1 while M_d = M − M_c runs down from M − 1; the first minimum
+        // wins (no allocation: the costs are not kept).
         let c = self.hits_c[1..m].iter();
         let d = self.hits_d[1..m].iter().rev();
         let w = self.hits_d_w[1..m].iter().rev();
-        let costs: Vec<f64> = c
-            .zip(d)
-            .zip(w)
-            .map(|((&hc, &hd), &hw)| {
-                let p_c = 1.0 - hc * inv_t;
-                let p_d = 1.0 - hd * inv_t;
-                let p_d_w = (1.0 - hw * inv_w) * has_w;
-                p_c * p_d * (1.0 + p_d_w * r)
-            })
-            .collect();
         let mut best = (1usize, f64::INFINITY);
-        for (i, &cost) in costs.iter().enumerate() {
+        for (i, ((&hc, &hd), &hw)) in c.zip(d).zip(w).enumerate() {
+            let p_c = 1.0 - hc * inv_t;
+            let p_d = 1.0 - hd * inv_t;
+            let p_d_w = (1.0 - hw * inv_w) * has_w;
+            let cost = p_c * p_d * (1.0 + p_d_w * r_at(m - 1 - i));
             if cost < best.1 {
                 best = (i + 1, cost);
             }
@@ -188,5 +188,35 @@ mod tests {
         assert_eq!(curves.best_m_c(1.0), (1, 0.5));
         let r = curves.rates(3);
         assert_eq!((r.p_c, r.p_d, r.p_d_w), (0.5, 1.0, 1.0));
+    }
+
+    #[test]
+    fn a_cheaper_clustered_write_back_moves_the_advisor_to_a_larger_dirty_pool() {
+        // M = 4. Reads hit the clean pool at distance 3; half of the writes hit the dirty
+        // pool at distance 3, the other half are new pages.
+        let mut c = HitCounters::new(4);
+        for i in 0..10 {
+            c.c_read.add(3, 3, 0);
+            c.d_read.add_miss();
+            if i % 2 == 0 {
+                c.d_write.add(3, 3, 0);
+            } else {
+                c.d_write.add_miss();
+            }
+            c.c_write.add_miss();
+        }
+        let curves = Curves::new(&c);
+        // Eq. (3), R = 1.5: M_c = 3 costs 0.5 · (1 + 1.5) = 1.25; M_c = 1 (M_d = 3) costs
+        // 0.75 · (1 + 0.5 · 1.5) = 1.3125: the clean pool wins.
+        let (m_c, cost) = curves.best_m_c(1.5);
+        assert_eq!(m_c, 3);
+        assert!((cost - 1.25).abs() < 1e-12);
+        // Clustered write-backs a tenth as dear with 3 dirty pages (a lone page: full
+        // price): M_d = 3 costs 0.75 · (1 + 0.5 · 0.15) = 0.80625.
+        let (m_c, cost) = curves.best_m_c_by(|m_d| if m_d >= 3 { 0.15 } else { 1.5 });
+        assert_eq!(m_c, 1);
+        assert!((cost - 0.80625).abs() < 1e-12);
+        // A constant factor is Eq. (3) itself.
+        assert_eq!(curves.best_m_c_by(|_| 1.5), curves.best_m_c(1.5));
     }
 }

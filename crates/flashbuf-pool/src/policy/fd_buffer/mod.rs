@@ -15,6 +15,8 @@
 //! - [`cost`]: Eqs. (3), (5)–(7) and the advisor's minimisation;
 //! - [`advisor`]: window rules, online `R`, advisor clock;
 //! - [`cluster`]: write clustering in the dirty pool (§4.5);
+//! - [`clustered_cost`]: a named variant, not the paper's: Eq. (3) with the price of a
+//!   clustered write-back as a function of the dirty pool's size (`cost=clustered`);
 //! - [`naive`]: an `O(n)`-per-operation reference for differential tests.
 //!
 //! # How Algorithms 1 and 2 map onto the pool contract
@@ -92,11 +94,12 @@
 //! assert_eq!(report.windows.len(), 4); // Table 5: one record per window of 5,000
 //! assert_eq!(report.get("unhinted_misses"), Some(0.0)); // the pool announced every miss
 //! // The device got dearer to write: a fixed R follows.
-//! pool.update_costs(&DeviceFacts { erase_block_bytes: None, read_us: 100.0, write_us: 25_000.0 });
+//! pool.update_costs(&DeviceFacts { read_us: 100.0, write_us: 25_000.0, ..DeviceFacts::default() });
 //! assert_eq!(pool.policy_report_full().get("r"), Some(250.0));
 //! ```
 pub mod advisor;
 pub mod cluster;
+pub mod clustered_cost;
 pub mod cost;
 pub mod naive;
 pub mod options;

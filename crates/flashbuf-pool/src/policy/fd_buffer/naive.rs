@@ -78,6 +78,7 @@ impl NaiveFdBuffer {
         matches!(opts.window, Window::Refs(_))
             && matches!(opts.asymmetry, Asymmetry::Fixed(_))
             && opts.inner == OrderKind::Lru
+            && opts.clustered_cost.is_none()
     }
 
     /// Current `M_c`.

@@ -38,6 +38,9 @@ pub struct FdBufferOptions {
     pub initial_clean_ratio: f64,
     /// Read cost in µs for [`Window::CostBound`] when no I/O is observed (default 100).
     pub read_cost_us: f64,
+    /// The clustered-cost variant ([`super::clustered_cost`], not the paper's): `Some(s)`
+    /// with `s = w_seq / w_rand`; needs clustering. `None`: Eq. (3) as printed.
+    pub clustered_cost: Option<f64>,
     /// Clock for measuring the advisor's CPU time (default none: work units only).
     pub clock: Option<AdvisorClock>,
 }
@@ -55,6 +58,7 @@ impl Default for FdBufferOptions {
             track_accuracy: false,
             initial_clean_ratio: 0.5,
             read_cost_us: 100.0,
+            clustered_cost: None,
             clock: None,
         }
     }
@@ -73,6 +77,7 @@ impl std::fmt::Debug for FdBufferOptions {
             .field("track_accuracy", &self.track_accuracy)
             .field("initial_clean_ratio", &self.initial_clean_ratio)
             .field("read_cost_us", &self.read_cost_us)
+            .field("clustered_cost", &self.clustered_cost)
             .field("clock", &self.clock.is_some())
             .finish()
     }
@@ -144,6 +149,12 @@ impl FdBufferOptions {
         self.read_cost_us = us;
         self
     }
+    /// The clustered-cost advisor with sequential/random write-cost ratio `seq_ratio`
+    /// (a variant, [`super::clustered_cost`]).
+    pub fn clustered_cost(mut self, seq_ratio: f64) -> Self {
+        self.clustered_cost = Some(seq_ratio);
+        self
+    }
     /// A clock (ns) to time the advisor with.
     pub fn clock(mut self, clock: AdvisorClock) -> Self {
         self.clock = Some(clock);
@@ -183,6 +194,16 @@ impl FdBufferOptions {
         }
         if self.clustering.cluster_pages() == Some(0) {
             return bad("cluster of 0 pages".into());
+        }
+        if let Some(s) = self.clustered_cost {
+            if self.clustering.cluster_pages().is_none() {
+                return bad("the clustered cost model needs clustering (drain or batch)".into());
+            }
+            if !(s.is_finite() && s > 0.0 && s <= 1.0) {
+                return bad(format!(
+                    "sequential/random write-cost ratio {s}: must be in (0, 1]"
+                ));
+            }
         }
         if !(0.0..=1.0).contains(&self.initial_clean_ratio) {
             return bad(format!("initial_clean_ratio {}", self.initial_clean_ratio));

@@ -4,6 +4,7 @@
 //! module documentation of [`super`].
 
 use super::cluster::Clusters;
+use super::clustered_cost::ClusteredCost;
 use super::cost::Curves;
 use super::two_stack::TwoStack;
 use super::window::WindowStats;
@@ -55,6 +56,8 @@ pub struct FdBuffer<C: PoolOrder = LruOrder, D: PoolOrder = LruOrder> {
     pub(super) last_est: MissRates,
     pub(super) curves: Curves,
     pub(super) clusters: Option<Clusters>,
+    /// The clustered-cost variant's model (`None`: Eq. (3) as printed).
+    pub(super) clustered_cost: Option<ClusteredCost>,
     pub(super) batch: Vec<FrameId>,
     /// The access of the miss being served (`prepare_miss`), until the next reference.
     pub(super) next_access: Option<Access>,
@@ -115,8 +118,13 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
             .clustering
             .cluster_pages()
             .map(|n| Clusters::new(frames_count, n));
+        let clustered_cost = match (opts.clustered_cost, opts.clustering.cluster_pages()) {
+            (Some(s), Some(n)) => Some(ClusteredCost::new(n, s)),
+            _ => None,
+        };
         Ok(Self {
             m,
+            clustered_cost,
             est: TwoStack::new(m, opts.group_size, opts.present_conditions),
             shadow: opts
                 .track_accuracy
@@ -358,6 +366,11 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
         if self.rate.is_none() {
             if let Some(r) = update_r(costs) {
                 self.fixed_r = r;
+            }
+        }
+        if let (Some(c), Some(seq)) = (self.clustered_cost.as_mut(), costs.seq_write_us) {
+            if costs.write_us > 0.0 {
+                c.set_seq_ratio(seq / costs.write_us);
             }
         }
     }

@@ -28,6 +28,11 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
         }
         self.win.refs += 1;
         self.win.writes += u64::from(write);
+        if write {
+            if let Some(c) = self.clustered_cost.as_mut() {
+                c.on_write(pid);
+            }
+        }
         let close = match self.opts.window {
             Window::Refs(n) => self.win.refs >= n,
             Window::CostBound {
@@ -63,7 +68,14 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
         let t0 = self.opts.clock.as_ref().map(|c| c());
         let r = self.r();
         self.curves.fill(self.est.counters());
-        let (next, _cost) = self.curves.best_m_c(r);
+        let (next, _cost) = match self.clustered_cost.as_mut() {
+            Some(c) => {
+                c.close_window();
+                let c = &*c;
+                self.curves.best_m_c_by(|m_d| r * c.r_factor(m_d))
+            }
+            None => self.curves.best_m_c(r),
+        };
         let estimated = self.curves.rates(self.m_c);
         let mut work = 5 * self.m as u64;
         let estimated_without_pr = self.shadow.as_ref().map(|s| {

@@ -1,0 +1,98 @@
+#![allow(clippy::unwrap_used)]
+//! FD-Buffer's clustered-cost variant (`fd-buffer:cost=clustered`, not the paper's; see
+//! `policy::fd_buffer::clustered_cost`): its options and its defaults. What it changes on
+//! a real trace: `flashbuf-lab/tests/fd_buffer_clustered_cost.rs`; the model's effect on
+//! the advisor: `cost.rs`'s unit tests.
+
+use flashbuf_core::config::{Options, Spec};
+use flashbuf_core::DeviceFacts;
+use flashbuf_pool::policy::fd_buffer::spec::{FdBufferSpec, WindowSpec, OPTIONS, VARIANT_WINDOW};
+use flashbuf_pool::policy::fd_buffer::{ClusterVictim, Clustering, FdBuffer, FdBufferOptions};
+use flashbuf_pool::policy::registry::{self, PolicyContext};
+
+fn spec(s: &str) -> Result<FdBufferSpec, String> {
+    let sp = Spec::parse(s, |_| false).map_err(|e| e.to_string())?;
+    let o = Options::validate(&sp, OPTIONS).map_err(|e| e.to_string())?;
+    FdBufferSpec::parse(&o).map_err(|e| e.to_string())
+}
+
+#[test]
+fn the_variant_has_its_own_defaults_and_the_faithful_one_keeps_the_papers() {
+    let v = spec("fd-buffer:cost=clustered").unwrap();
+    assert_eq!(v.window, WindowSpec::Refs(VARIANT_WINDOW));
+    assert_eq!(v.victim, ClusterVictim::OrderVictim);
+    assert_eq!(v.clustered_cost, Some(None));
+    let v = spec("fd-buffer:cost=clustered,window=5000,victim=priority,seq=0.25").unwrap();
+    assert_eq!(v.window, WindowSpec::Refs(5_000));
+    assert_eq!(v.victim, ClusterVictim::Priority);
+    assert_eq!(v.clustered_cost, Some(Some(0.25)));
+    let f = spec("fd-buffer").unwrap();
+    assert_eq!(f.window, WindowSpec::Refs(5_000));
+    assert_eq!(f.victim, ClusterVictim::Priority);
+    assert_eq!(f.clustered_cost, None);
+}
+
+#[test]
+fn contradictions_are_refused_with_a_reason() {
+    for (s, why) in [
+        (
+            "fd-buffer:cost=clustered,clustering=off",
+            "needs clustering",
+        ),
+        ("fd-buffer:seq=0.1", "seq needs cost=clustered"),
+        ("fd-buffer:cost=clustered,seq=0", "must be positive"),
+        ("fd-buffer:cost=fancy", "cost"),
+    ] {
+        let e = spec(s).unwrap_err();
+        assert!(e.contains(why), "{s}: {e}");
+    }
+    let e = FdBuffer::new(
+        8,
+        FdBufferOptions::default()
+            .clustering(Clustering::Drain { cluster_pages: 4 })
+            .clustered_cost(1.5),
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(e.contains("(0, 1]"), "{e}");
+}
+
+fn ctx(facts: &DeviceFacts) -> PolicyContext<'static> {
+    PolicyContext {
+        frames: 64,
+        page_size: 4096,
+        facts: *facts,
+        seed: 1,
+        trace: None,
+    }
+}
+
+#[test]
+fn the_ratio_comes_from_the_device_unless_given() {
+    let facts = DeviceFacts {
+        erase_block_bytes: Some(16 * 4096),
+        read_us: 100.0,
+        write_us: 10_000.0,
+        seq_write_us: Some(500.0),
+    };
+    let o = spec("fd-buffer:cost=clustered")
+        .unwrap()
+        .options(&ctx(&facts));
+    assert_eq!(o.clustered_cost, Some(0.05));
+    assert_eq!(o.clustering, Clustering::Drain { cluster_pages: 16 });
+    let o = spec("fd-buffer:cost=clustered,seq=0.5")
+        .unwrap()
+        .options(&ctx(&facts));
+    assert_eq!(o.clustered_cost, Some(0.5));
+    // Without a measured sequential cost the variant prices like Eq. (3) (s = 1).
+    let flat = DeviceFacts {
+        seq_write_us: None,
+        ..facts
+    };
+    let o = spec("fd-buffer:cost=clustered")
+        .unwrap()
+        .options(&ctx(&flat));
+    assert_eq!(o.clustered_cost, Some(1.0));
+    assert!(registry::POLICIES.iter().any(|e| e.name == "fd-buffer"));
+}
