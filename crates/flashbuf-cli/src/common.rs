@@ -92,11 +92,12 @@ pub struct CommonArgs {
     /// device; without it, pages never written are read for free). For the direct store.
     #[arg(long)]
     pub presize: bool,
-    /// Replay the first N references before measuring (the papers' warm-up): counts,
-    /// device time and ratios cover the references after them; the warm-up's misses and
-    /// page writes are reported apart (cold_misses, cold_page_writes).
-    #[arg(long, default_value_t = 0)]
-    pub warmup: u64,
+    /// Replay the first N references before measuring (the papers' warm-up), or `fill`:
+    /// until the buffer is full (FD-Buffer §5.1). Counts, device time and ratios cover the
+    /// references after them; the warm-up's misses and page writes are reported apart
+    /// (warmup_refs, cold_misses, cold_page_writes).
+    #[arg(long, default_value = "0", value_name = "N|fill")]
+    pub warmup: flashbuf_lab::config::Warmup,
     /// Which bytes a write changes: `whole`, `trace` (a range I/O CSV's own ranges),
     /// `empirical:FILE` (ranges of overwrites drawn, seeded, from the range I/O CSV FILE),
     /// or `auto` (trace for a range I/O CSV, else whole).
@@ -179,7 +180,7 @@ pub fn base_config(c: &CommonArgs, buffer: BufferSize) -> Result<RunConfig, LabE
             .map(flashbuf_lab::bounds::BoundsCost::parse)
             .transpose()?,
         presize: c.presize,
-        warmup_refs: c.warmup,
+        warmup: c.warmup,
         dirty_bytes: flashbuf_lab::dirty::DirtyBytes::parse(&c.dirty_bytes)?,
         ..RunConfig::default()
     })

@@ -83,8 +83,8 @@ pub struct RunConfig {
     /// device figures and ratios cover the references after them; the warm-up's misses
     /// and page writes are reported apart (`warmup_refs`, `cold_misses`,
     /// `cold_page_writes`). Through the pool only (pass-through runs have no buffer to
-    /// warm). 0: measure from the first reference.
-    pub warmup_refs: u64,
+    /// warm).
+    pub warmup: Warmup,
     /// Which bytes a replayed write changes ([`crate::dirty`]): `Auto` is the trace's own
     /// ranges for a range I/O CSV replayed pass-through, else the whole page.
     pub dirty_bytes: DirtyBytes,
@@ -114,8 +114,48 @@ impl Default for RunConfig {
             dynamics: Dynamics::default(),
             bounds: None,
             presize: false,
-            warmup_refs: 0,
+            warmup: Warmup::None,
             dirty_bytes: DirtyBytes::Auto,
+        }
+    }
+}
+
+/// When a run starts measuring ([`RunConfig::warmup`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Warmup {
+    /// From the first reference.
+    #[default]
+    None,
+    /// After this many references (at least 1).
+    Refs(u64),
+    /// After the reference that fills the buffer: the one whose page is the `frames`-th
+    /// distinct page of the run (no page leaves the buffer before it is full). The
+    /// FD-Buffer paper's definition (§5.1: "after the warm-up (i.e., after the buffer is
+    /// filled)"). A run whose trace never fills the buffer is refused.
+    Fill,
+}
+
+impl std::str::FromStr for Warmup {
+    type Err = String;
+    /// `0` (none), a number of references, or `fill`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "fill" => Ok(Warmup::Fill),
+            "0" | "none" => Ok(Warmup::None),
+            n => n
+                .parse::<u64>()
+                .map(Warmup::Refs)
+                .map_err(|_| format!("--warmup {n}: a number of references, 0 or none, or fill")),
+        }
+    }
+}
+
+impl fmt::Display for Warmup {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Warmup::None => write!(f, "0"),
+            Warmup::Refs(n) => write!(f, "{n}"),
+            Warmup::Fill => write!(f, "fill"),
         }
     }
 }
@@ -147,10 +187,11 @@ impl RunConfig {
         if self.dynamics.epoch_refs == 0 {
             return Err(LabError::Usage("the epoch has at least 1 reference".into()));
         }
-        if self.warmup_refs > 0 {
+        if self.warmup != Warmup::None {
             if self.bounds.is_some() {
                 return Err(LabError::Usage(
-                    "--warmup with --bounds: the offline bounds cover the whole trace; run                      them without a warm-up"
+                    "--warmup with --bounds: the offline bounds cover the whole trace; run \
+                     them without a warm-up"
                         .into(),
                 ));
             }

@@ -385,25 +385,29 @@ fn run_reader(
 
 /// A bitmap of dense page ids.
 #[derive(Debug, Default)]
-struct PageSet {
+pub(crate) struct PageSet {
     words: Vec<u64>,
     len: u64,
 }
 
 impl PageSet {
+    /// Adds page `i`; true if it was new.
     #[inline]
-    fn insert(&mut self, i: u64) {
+    pub(crate) fn insert(&mut self, i: u64) -> bool {
         let (w, b) = ((i / 64) as usize, 1u64 << (i % 64));
         if w >= self.words.len() {
             self.words.resize((w + 1).next_power_of_two(), 0);
         }
-        if self.words[w] & b == 0 {
+        let new = self.words[w] & b == 0;
+        if new {
             self.words[w] |= b;
             self.len += 1;
         }
+        new
     }
 
-    fn len(&self) -> u64 {
+    /// Distinct pages added.
+    pub(crate) fn len(&self) -> u64 {
         self.len
     }
 }

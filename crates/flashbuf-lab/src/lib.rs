@@ -36,7 +36,7 @@ pub mod spec;
 pub mod sweep;
 pub mod torture;
 
-pub use config::{BufferSize, RunConfig};
+pub use config::{BufferSize, RunConfig, Warmup};
 pub use error::LabError;
 pub use flashbuf_workload::dynamics;
 pub use replay::{run, run_hooked, NoHook, ReplayHook};

@@ -31,7 +31,7 @@ pub use setup::CAP_ABOVE_BYTES;
 pub use util::process_cpu_s;
 
 use crate::bounds;
-use crate::config::RunConfig;
+use crate::config::{RunConfig, Warmup};
 use crate::dirty::{DirtyBytes, DirtyStats, RangeSource};
 use crate::feed::{AddressMap, Feed, FeedSummary, SharedTrace};
 use crate::oracle::Oracle;
@@ -298,14 +298,24 @@ fn run_pool(
         cfg.paranoid,
         &mut rp.epochs,
         &mut rp.latency,
-        cfg.warmup_refs,
+        pool::WarmupEnd::new(cfg.warmup, frames),
         writes,
     )?;
-    if cfg.warmup_refs > 0 && warm.is_none() {
-        return Err(LabError::Usage(format!(
-            "--warmup {}: the trace ended after {} references, before the warm-up did",
-            cfg.warmup_refs, summary.references
-        )));
+    match cfg.warmup {
+        Warmup::Refs(n) if n > 0 && warm.is_none() => {
+            return Err(LabError::Usage(format!(
+                "--warmup {n}: the trace ended after {} references, before the warm-up did",
+                summary.references
+            )))
+        }
+        Warmup::Fill if warm.is_none() => {
+            return Err(LabError::Usage(format!(
+                "--warmup fill: the buffer of {frames} frames never filled (the trace touches \
+                 {} distinct pages in {} references)",
+                summary.distinct_pages, summary.references
+            )))
+        }
+        _ => {}
     }
     let mut ps = pool.stats();
     let mut dev = pool.store().device_stats() - rp.dev0;

@@ -3,8 +3,9 @@
 
 use super::epoch::EpochHooks;
 use super::latency::Latency;
+use crate::config::Warmup;
 use crate::dirty::{DirtyStats, RangeSource};
-use crate::feed::AddressMap;
+use crate::feed::{AddressMap, PageSet};
 use crate::feed::{Feed, FeedSummary};
 use crate::oracle::Oracle;
 use crate::LabError;
@@ -75,9 +76,45 @@ pub(super) struct Warm {
     pub(super) io: Option<IoCounts>,
 }
 
+/// Where the warm-up ends ([`crate::config::Warmup`]), followed reference by reference.
+pub(super) enum WarmupEnd {
+    /// No warm-up.
+    Never,
+    /// After this many references (if any remain after them).
+    Refs(u64),
+    /// After the reference that brings the distinct pages seen to `frames`.
+    Fill { frames: u64, seen: PageSet },
+}
+
+impl WarmupEnd {
+    pub(super) fn new(w: Warmup, frames: usize) -> Self {
+        match w {
+            Warmup::None | Warmup::Refs(0) => WarmupEnd::Never,
+            Warmup::Refs(n) => WarmupEnd::Refs(n),
+            Warmup::Fill => WarmupEnd::Fill {
+                frames: frames as u64,
+                seen: PageSet::default(),
+            },
+        }
+    }
+
+    /// How many references of `batch` (starting at position `pos`) belong to the
+    /// warm-up, if it ends within the batch.
+    fn cut(&mut self, batch: &[PageRef], pos: u64) -> Option<usize> {
+        match self {
+            WarmupEnd::Never => None,
+            WarmupEnd::Refs(n) => (pos + batch.len() as u64 > *n).then(|| (*n - pos) as usize),
+            WarmupEnd::Fill { frames, seen } => batch
+                .iter()
+                .position(|r| seen.insert(r.page.0) && seen.len() == *frames)
+                .map(|i| i + 1),
+        }
+    }
+}
+
 /// Replays `feed` through `pool`, switching epochs at their boundaries; with `paranoid`,
-/// checks the pool's invariants every 16 batches. After `warmup` references (if any
-/// remain) the figures are taken and the latency histogram restarts.
+/// checks the pool's invariants every 16 batches. When the warm-up ends (if it does) the
+/// figures are taken and the latency histogram restarts.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn replay_pool<S: PageStore>(
     pool: &BufferPool<S>,
@@ -87,16 +124,15 @@ pub(super) fn replay_pool<S: PageStore>(
     paranoid: bool,
     hooks: &mut EpochHooks,
     latency: &mut Latency,
-    warmup: u64,
+    mut warmup: WarmupEnd,
     writes: &mut PoolWrites<'_>,
 ) -> Result<(FeedSummary, Option<Warm>), LabError> {
     let mut batches = 0u64;
     let mut pos = 0u64;
     let mut warm = None;
     while let Some(mut batch) = feed.next_batch()? {
-        if warm.is_none() && warmup > 0 && pos + batch.len() as u64 > warmup {
+        if let Some(cut) = warm.is_none().then(|| warmup.cut(&batch, pos)).flatten() {
             // Split the batch at the warm-up's end.
-            let cut = (warmup - pos) as usize;
             let rest = batch.split_off(cut);
             pos = replay_batch(pool, &batch, oracle, hooks, latency, writes, pos)?;
             warm = Some(Warm {

@@ -96,7 +96,7 @@ impl<'a> Runner<'a> {
 
     /// One run (memoized on all its settings): `trace` × `policy` × the direct store ×
     /// `device` at `buffer`, with the run options of `ropts` (dynamics, pre-sizing,
-    /// bounds; its other fields are replaced), the reproduction's seed and limit.
+    /// bounds, warm-up; its other fields are replaced), the reproduction's seed and limit.
     pub(super) fn run(
         &mut self,
         trace: &Path,
@@ -120,11 +120,12 @@ impl<'a> Runner<'a> {
         ropts: &RunConfig,
     ) -> Result<RunResult, LabError> {
         let key = format!(
-            "{}|{page_size}|{policy}|{store}|{device}|{buffer:?}|{:?}|{}|{:?}",
+            "{}|{page_size}|{policy}|{store}|{device}|{buffer:?}|{:?}|{}|{:?}|{}",
             trace.display(),
             ropts.dynamics,
             ropts.presize,
-            ropts.bounds
+            ropts.bounds,
+            ropts.warmup
         );
         if let Some(r) = self.runs.get(&key) {
             return Ok(r.clone());
@@ -152,6 +153,7 @@ impl<'a> Runner<'a> {
             dynamics: ropts.dynamics,
             bounds: ropts.bounds,
             presize: ropts.presize,
+            warmup: ropts.warmup,
             ..RunConfig::default()
         };
         let scan = self.scans.get(&(trace.to_path_buf(), page_size));

@@ -52,7 +52,7 @@ mod parametric;
 
 use super::runner::Runner;
 use super::{Report, ReproduceOptions, Section};
-use crate::config::{BufferSize, RunConfig};
+use crate::config::{BufferSize, RunConfig, Warmup};
 use crate::registry::DeviceFacts;
 use crate::result::RunResult;
 use crate::LabError;
@@ -86,6 +86,8 @@ pub const WINDOW_FACTORS: &[f64] = &[0.25, 0.5, 1.0, 2.0, 5.0];
 pub const FD_PAPER: &str = "fd-buffer:clustering=drain,r=online";
 /// FD-Buffer with the dirty pool's LRU page choosing the victim cluster.
 pub const FD_ORDER: &str = "fd-buffer:clustering=drain,r=online,victim=order";
+/// The clustered-cost variant (not the paper's; `policy::fd_buffer::clustered_cost`).
+pub const FD_CLUSTERED: &str = "fd-buffer:clustering=drain,r=online,cost=clustered";
 /// CASA as compared in the paper (learned costs).
 pub const CASA: &str = "casa:clustering=drain,learn=true";
 /// LRU with write clustering.
@@ -100,6 +102,7 @@ pub fn policies(cluster: u64) -> Vec<(&'static str, String)> {
         ("CASA", CASA.into()),
         ("FD-Buffer", FD_PAPER.into()),
         ("FD-Buffer/order", FD_ORDER.into()),
+        ("FD-Buffer/clustered-cost", FD_CLUSTERED.into()),
     ]
 }
 
@@ -107,10 +110,12 @@ const FD: usize = 3;
 const FD_O: usize = 4;
 const CASA_I: usize = 2;
 
-/// Every run: the data set on the device from the start.
+/// Every run: the data set on the device from the start, measured after the warm-up
+/// (§5.1: "after the buffer is filled").
 fn base() -> RunConfig {
     RunConfig {
         presize: true,
+        warmup: Warmup::Fill,
         ..RunConfig::default()
     }
 }
@@ -125,8 +130,7 @@ fn wm(model: WorkloadModel, epoch: u64) -> RunConfig {
             asymmetry: None,
             epoch_refs: epoch,
         },
-        presize: true,
-        ..RunConfig::default()
+        ..base()
     }
 }
 
@@ -136,8 +140,7 @@ fn rm(model: AsymmetryModel) -> RunConfig {
             asymmetry: Some(model),
             ..Dynamics::default()
         },
-        presize: true,
-        ..RunConfig::default()
+        ..base()
     }
 }
 
