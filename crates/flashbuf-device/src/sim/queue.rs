@@ -78,6 +78,8 @@ pub(super) struct Queues {
     requests: u64,
     /// The disk: completion of the last request (flash devices do not use it).
     disk_free_ns: u64,
+    /// Slot clocks of the batch being served (kept to spare an allocation per batch).
+    slots: Vec<u64>,
 }
 
 impl Queues {
@@ -88,6 +90,7 @@ impl Queues {
             latency_ns: 0,
             requests: 0,
             disk_free_ns: 0,
+            slots: Vec::new(),
         }
     }
 
@@ -218,7 +221,9 @@ impl Inner {
             check_range(IoOp::Write, op.offset, op.data.len(), self.len)?;
         }
         let base = self.q.clocks[0];
-        let mut slots = vec![base; self.q.depth.max(1) as usize];
+        let mut slots = std::mem::take(&mut self.q.slots);
+        slots.clear();
+        slots.resize(self.q.depth.max(1) as usize, base);
         for op in ops {
             let mut slot = 0;
             for (i, &c) in slots.iter().enumerate() {
@@ -228,7 +233,8 @@ impl Inner {
             }
             self.write_timed(&mut slots[slot], op.offset, op.data);
         }
-        self.q.clocks[0] = slots.into_iter().fold(base, u64::max);
+        self.q.clocks[0] = slots.iter().copied().fold(base, u64::max);
+        self.q.slots = slots;
         Ok(())
     }
 }
