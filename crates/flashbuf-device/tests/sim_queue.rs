@@ -3,7 +3,9 @@
 //! shared one, everything is deterministic, and `qd=N` batches are never slower than
 //! `qd=1` while storing the same bytes.
 
+use flashbuf_core::config::Spec;
 use flashbuf_core::rng::SplitMix64;
+use flashbuf_device::registry::{parse_sim, takes_arg, DeviceContext};
 use flashbuf_device::sim::{
     sim_profile_names, DeviceModel, Precondition, SimDevice, SimProfile, StreamId,
 };
@@ -276,4 +278,28 @@ fn deeper_batches_are_never_slower_and_store_the_same_bytes() {
     }
     let e = device("mtron", 1).with_queue_depth(0).map(|_| ());
     assert!(matches!(e, Err(DeviceError::Config(_))), "{e:?}");
+}
+
+#[test]
+fn the_qd_option_sets_the_batch_depth() {
+    let ctx = DeviceContext {
+        capacity_hint_bytes: 8 << 20,
+        page_size: 4096,
+        seed: 1,
+    };
+    let build = |text: &str| {
+        parse_sim(&Spec::parse(text, takes_arg).expect("spec")).map(|c| c.build_sim(&ctx))
+    };
+    let d = build("sim:mtron:precondition=fresh,qd=4")
+        .expect("config")
+        .expect("device");
+    assert_eq!(d.queue_info().queue_depth, 4);
+    assert_eq!(d.describe(), "sim:mtron:qd=4");
+    let d = build("sim:hdd").expect("config").expect("device");
+    assert_eq!(d.queue_info().queue_depth, 1);
+    assert_eq!(d.describe(), "sim:hdd");
+    for bad in ["sim:mtron:qd=0", "sim:nvme:qd=257", "sim:hdd:qd=x"] {
+        let e = build(bad).map(|_| ()).expect_err(bad).to_string();
+        assert!(e.contains("qd"), "{bad}: {e}");
+    }
 }

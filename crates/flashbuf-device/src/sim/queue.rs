@@ -270,7 +270,8 @@ impl SimDevice {
         self.inner.lock().read_on(s, offset, buf)
     }
 
-    /// A sync on stream `s`: it ends when every booked flash operation has.
+    /// A sync on stream `s` (as [`Device::sync`](crate::Device::sync)): on flash it ends
+    /// when every booked flash operation has, on the disk when its cache is destaged.
     pub fn sync_on(&self, s: StreamId) -> Result<(), DeviceError> {
         self.inner.lock().sync_on(s)
     }
