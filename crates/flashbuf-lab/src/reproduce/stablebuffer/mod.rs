@@ -25,9 +25,9 @@
 //! trace updates the pages of an existing database, as the paper's did; a last table
 //! repeats the default setting on fresh devices.
 //!
-//! Every run replays the whole trace (1.59 M references; `--limit` shortens them). The 60
-//! runs take 6–10 minutes of wall time on one core; the simulated device time they
-//! report does not depend on it.
+//! Every replay runs the whole trace (1.59 M references; `--limit` shortens them). The 60
+//! replays take 6–10 minutes of wall time on one core (Fig. 5's 12 device-only runs, a
+//! few seconds); the simulated device time they report does not depend on it.
 
 pub mod fig5;
 mod figures;
