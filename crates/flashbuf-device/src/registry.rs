@@ -7,7 +7,7 @@
 //! | `memory` | — | — | [`MemDevice`] (no clock) |
 //! | `cost` | — | `read_us`, `write_us`, `sync_us` | [`CostDevice`] over memory |
 //! | `file` | `PATH` | `direct`, `overwrite` | [`FileDevice`] (wall clock) |
-//! | `sim` | `PROFILE` | `seed`, `precondition` + the profile's ([`sim`]) | [`SimDevice`](crate::sim::SimDevice) |
+//! | `sim` | `PROFILE` | `seed`, `precondition`, `slack`, `fill`, `qd` + the profile's ([`sim`]) | [`SimDevice`](crate::sim::SimDevice) |
 //!
 //! Two phases, as for every kind: [`parse_device`] checks a name against the table and its
 //! options against the entry's schema (for `sim`, the schema of the profile's kind: flash

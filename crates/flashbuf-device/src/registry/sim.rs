@@ -1,5 +1,5 @@
 //! The `sim:PROFILE` entry: a simulated device of a named profile ([`SimProfile`]), with
-//! the lab's options (`seed`, `precondition`, `slack` or `fill`) followed by those of the profile's kind
+//! the lab's options (`seed`, `precondition`, `slack` or `fill`, `qd`) followed by those of the profile's kind
 //! ([`FLASH_OPTIONS`] or [`HDD_OPTIONS`]), typed and checked before anything is built.
 //!
 //! A `sim:` device starts at steady state unless told otherwise: `precondition=steady`
@@ -8,7 +8,8 @@
 
 use super::{BuiltDevice, DeviceContext, DeviceFactory, ParsedDevice};
 use crate::sim::{
-    sim_profile_names, DeviceModel, Precondition, SimDevice, SimProfile, FLASH_OPTIONS, HDD_OPTIONS,
+    sim_profile_names, DeviceModel, Precondition, SimDevice, SimProfile, FLASH_OPTIONS,
+    HDD_OPTIONS, MAX_QUEUE_DEPTH,
 };
 use crate::{run_profile, Device, DeviceError, ProfileOptions};
 use flashbuf_core::config::{ConfigError, OptKind, OptionSpec, Options, Spec};
@@ -19,7 +20,7 @@ use flashbuf_core::DeviceFacts;
 pub const SIM_SLACK_BYTES: u64 = 64 << 20;
 
 /// The options every `sim` device takes, before its profile's own.
-const COMMON: [OptionSpec; 4] = [
+const COMMON: [OptionSpec; 5] = [
     OptionSpec {
         key: "seed",
         kind: OptKind::UInt {
@@ -58,6 +59,17 @@ const COMMON: [OptionSpec; 4] = [
         help: "instead of slack: the run's data fills this fraction of the capacity \
                (data / fill, rounded up to a MiB, at least data + 1 MiB; a log-structured \
                store takes the whole device, so its space is that full)",
+    },
+    OptionSpec {
+        key: "qd",
+        kind: OptKind::UInt {
+            min: 1,
+            max: MAX_QUEUE_DEPTH as u64,
+        },
+        default: Some("1"),
+        help: "queue depth of write_batch: its writes are served as this many overlapping \
+               independent requests (1 = one after another, as the papers' synchronous \
+               setups)",
     },
 ];
 
@@ -119,6 +131,10 @@ fn config(arg: Option<&str>, o: &Options) -> Result<SimConfig, ConfigError> {
             .unwrap_or_default(),
         slack_bytes: o.bytes("slack").unwrap_or(SIM_SLACK_BYTES),
         fill: o.f64("fill"),
+        // The schema's range fits u32.
+        queue_depth: o
+            .u64("qd")
+            .map_or(1, |d| u32::try_from(d).unwrap_or(MAX_QUEUE_DEPTH)),
     })
 }
 
@@ -164,6 +180,8 @@ pub struct SimConfig {
     pub slack_bytes: u64,
     /// Instead of the slack: the fraction of the capacity the run's data fills.
     pub fill: Option<f64>,
+    /// Queue depth of `write_batch` (`qd`, default 1; see [`crate::sim::queue`]).
+    pub queue_depth: u32,
 }
 
 impl SimConfig {
@@ -189,7 +207,8 @@ impl SimConfig {
             self.profile.clone(),
             capacity,
             self.seed.unwrap_or(ctx.seed),
-        )?;
+        )?
+        .with_queue_depth(self.queue_depth)?;
         dev.precondition_as(self.precondition);
         Ok(dev)
     }

@@ -5,8 +5,9 @@ use super::ftl::FtlStats;
 use super::hdd::Hdd;
 use super::nand::{NandGeometry, WearSummary};
 use super::profiles::{DeviceModel, SimProfile};
+use super::queue::{Queues, StreamId};
 use super::steady::{precondition_ftl, preconditioned, Precondition, SteadyReport};
-use crate::{check_range, Device, DeviceError, IoOp, WriteOp};
+use crate::{Device, DeviceError, WriteOp};
 use flashbuf_core::DeviceStats;
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
@@ -27,22 +28,23 @@ pub struct SimInfo {
 }
 
 #[derive(Debug)]
-enum Backend {
+pub(super) enum Backend {
     Flash(Box<Flash>),
     Hdd(Box<Hdd>),
 }
 
 #[derive(Debug)]
-struct Inner {
-    backend: Backend,
-    image: Vec<u8>,
+pub(super) struct Inner {
+    pub(super) backend: Backend,
+    pub(super) image: Vec<u8>,
     /// End of the highest byte ever written to `image`: everything beyond is still zero
     /// (and, the image being allocated zeroed, not yet backed by memory).
-    written_end: usize,
-    len: u64,
-    now_ns: u64,
-    seq: u64,
-    stats: DeviceStats,
+    pub(super) written_end: usize,
+    pub(super) len: u64,
+    /// Stream clocks (see [`super::queue`]).
+    pub(super) q: Queues,
+    pub(super) seq: u64,
+    pub(super) stats: DeviceStats,
     /// What preconditioning did (`None`: never preconditioned).
     preconditioned: Option<SteadyReport>,
 }
@@ -58,8 +60,9 @@ struct Inner {
 /// - **Time**: a request's latency is the time its flash operations take, operations on
 ///   different channels overlapping, plus command overhead and host transfer (see
 ///   [`FlashModel`](super::FlashModel)). Channels stay busy across requests, so a read queues behind
-///   buffered writes. `stats().device_time_us` is the sum of the latencies: requests are
-///   served one at a time (internal lock), as at queue depth one. Nothing reads the wall
+///   buffered writes. The [`Device`] methods serve one request at a time on one clock (queue
+///   depth one): `stats().device_time_us` is the sum of the latencies. Explicit streams
+///   and `qd=N` batches overlap requests ([`super::queue`]). Nothing reads the wall
 ///   clock; the seed only shuffles the initial free-block order, the pages preconditioning
 ///   overwrites (and the disk's spindle phase), so the same profile, capacity, seed,
 ///   preconditioning and requests give the same numbers.
@@ -86,7 +89,7 @@ pub struct SimDevice {
     profile: SimProfile,
     capacity: u64,
     seed: u64,
-    inner: Mutex<Inner>,
+    pub(super) inner: Mutex<Inner>,
 }
 
 /// Largest logical capacity a simulated device accepts (the image lives in memory).
@@ -129,7 +132,7 @@ impl SimDevice {
                 image: vec![0u8; image_len],
                 written_end: 0,
                 len: capacity_bytes,
-                now_ns: 0,
+                q: Queues::new(),
                 seq: 0,
                 stats: DeviceStats::default(),
                 preconditioned: None,
@@ -184,9 +187,10 @@ impl SimDevice {
         }
     }
 
-    /// Virtual time so far, microseconds (same as `stats().device_time_us`).
+    /// Virtual time so far, microseconds: the makespan of the streams (same as
+    /// `stats().device_time_us`).
     pub fn clock_us(&self) -> f64 {
-        self.inner.lock().now_ns as f64 / 1000.0
+        self.inner.lock().q.makespan_ns() as f64 / 1000.0
     }
 
     /// Verifies the FTL's invariants (map consistency, newest copies, valid-page counts,
@@ -233,7 +237,7 @@ impl SimDevice {
             backend,
             seq,
             stats,
-            now_ns,
+            q,
             preconditioned: done,
             ..
         } = &mut *inner;
@@ -253,35 +257,20 @@ impl SimDevice {
         f.channel_free.iter_mut().for_each(|c| *c = 0);
         f.ring.iter_mut().for_each(|c| *c = 0);
         *stats = DeviceStats::default();
-        *now_ns = 0;
+        q.reset();
         *done = Some(report.clone());
         Some(report)
     }
 
     fn describe_name(&self) -> String {
-        format!("sim:{}", self.profile.name)
+        match self.inner.lock().q.depth() {
+            1 => format!("sim:{}", self.profile.name),
+            qd => format!("sim:{}:qd={qd}", self.profile.name),
+        }
     }
 }
 
 impl Inner {
-    fn write_one(&mut self, offset: u64, data: &[u8]) {
-        let len = data.len() as u64;
-        if len == 0 {
-            return;
-        }
-        let at = offset as usize;
-        self.image[at..at + data.len()].copy_from_slice(data);
-        self.written_end = self.written_end.max(at + data.len());
-        let done = match &mut self.backend {
-            Backend::Flash(f) => f.write(offset, len, self.now_ns, &mut self.seq),
-            Backend::Hdd(h) => h.write(offset, len, self.now_ns),
-        };
-        debug_assert!(done >= self.now_ns);
-        self.now_ns = done.max(self.now_ns);
-        self.stats.writes += 1;
-        self.stats.written_bytes += len;
-    }
-
     fn refresh_flash_stats(&mut self) {
         if let Backend::Flash(f) = &self.backend {
             let s = f.ftl.stats();
@@ -295,53 +284,19 @@ impl Inner {
 
 impl Device for SimDevice {
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
-        let mut inner = self.inner.lock();
-        check_range(IoOp::Read, offset, buf.len(), inner.len)?;
-        if buf.is_empty() {
-            return Ok(());
-        }
-        let at = offset as usize;
-        buf.copy_from_slice(&inner.image[at..at + buf.len()]);
-        let now = inner.now_ns;
-        let len = buf.len() as u64;
-        let done = match &mut inner.backend {
-            Backend::Flash(f) => f.read(offset, len, now),
-            Backend::Hdd(h) => h.read(offset, len, now),
-        };
-        inner.now_ns = done.max(now);
-        inner.stats.reads += 1;
-        inner.stats.read_bytes += len;
-        Ok(())
+        self.inner.lock().read_on(StreamId::MAIN, offset, buf)
     }
 
     fn write_at(&self, offset: u64, buf: &[u8]) -> Result<(), DeviceError> {
-        let mut inner = self.inner.lock();
-        check_range(IoOp::Write, offset, buf.len(), inner.len)?;
-        inner.write_one(offset, buf);
-        Ok(())
+        self.inner.lock().write_on(StreamId::MAIN, offset, buf)
     }
 
     fn write_batch(&self, ops: &[WriteOp<'_>]) -> Result<(), DeviceError> {
-        let mut inner = self.inner.lock();
-        for op in ops {
-            check_range(IoOp::Write, op.offset, op.data.len(), inner.len)?;
-        }
-        for op in ops {
-            inner.write_one(op.offset, op.data);
-        }
-        Ok(())
+        self.inner.lock().write_batch_queued(ops)
     }
 
     fn sync(&self) -> Result<(), DeviceError> {
-        let mut inner = self.inner.lock();
-        let now = inner.now_ns;
-        let done = match &mut inner.backend {
-            Backend::Flash(f) => f.sync(now),
-            Backend::Hdd(h) => h.sync(now),
-        };
-        inner.now_ns = done.max(now);
-        inner.stats.syncs += 1;
-        Ok(())
+        self.inner.lock().sync_on(StreamId::MAIN)
     }
 
     fn len(&self) -> u64 {
@@ -380,7 +335,7 @@ impl Device for SimDevice {
         let mut inner = self.inner.lock();
         inner.refresh_flash_stats();
         DeviceStats {
-            device_time_us: inner.now_ns as f64 / 1000.0,
+            device_time_us: inner.q.makespan_ns() as f64 / 1000.0,
             ..inner.stats
         }
     }

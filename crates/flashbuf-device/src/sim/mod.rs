@@ -6,6 +6,8 @@
 //! - [`SimDevice`]: a [`Device`](crate::Device) over a NAND array and an FTL (or a disk
 //!   model), keeping the bytes in a flat logical image and timing every request by the
 //!   flash (or mechanical) operations it causes.
+//! - [`queue`]: queue depth above one: submission streams with their own clocks sharing
+//!   the channels, and `qd=N` batches.
 //! - [`steady`]: how a device starts (fresh, sequentially filled, or at steady state, the
 //!   default of `sim:` devices) and the cache of preconditioned states.
 //! - [`options`]: the typed options of the profiles (flash and disk schemas).
@@ -20,6 +22,7 @@ pub mod profiles;
 mod device;
 mod flash;
 mod hdd;
+pub mod queue;
 pub mod steady;
 
 pub use device::{SimDevice, SimInfo};
@@ -30,6 +33,7 @@ pub use ftl::{
 pub use nand::{Nand, NandCounters, NandGeometry, NandTiming, OpCost, Stamp, WearSummary};
 pub use options::{FLASH_OPTIONS, HDD_OPTIONS};
 pub use profiles::{sim_profile_names, DeviceModel, FlashModel, HddModel, SimProfile};
+pub use queue::{QueueInfo, StreamId, MAX_QUEUE_DEPTH};
 pub use steady::{Precondition, SteadyReport};
 
 pub(crate) use flashbuf_core::rng::SplitMix64;

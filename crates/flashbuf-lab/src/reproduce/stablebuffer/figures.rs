@@ -129,9 +129,10 @@ pub(super) fn fig4(
         ));
     }
     s.notes.push(
-        "proactive: the simulated devices serve one request at a time (queue depth 1), so the \
-         background flusher cannot overlap its I/O with the writers' as the paper's SSD did \
-         (its Fig. 5: parallel writes twice as fast); its figures vary slightly from run to run"
+        "proactive: the replay serves every request on the device's one stream (queue depth \
+         1), so the background flusher cannot overlap its I/O with the writers' as the paper's \
+         SSD did (its Fig. 5: parallel writes twice as fast; our Fig. 5 below measures two \
+         streams on the device alone); its figures vary slightly from run to run"
             .into(),
     );
     s

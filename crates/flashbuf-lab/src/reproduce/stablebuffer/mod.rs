@@ -14,8 +14,9 @@
 //!   flusher's I/O interleaved with it) + the CPU time of the call on its thread, minus
 //!   the CPU the simulator itself spent (the store's own CPU: recognition, tables,
 //!   checksums, copies);
-//! - Fig. 6's split is the two parts of the mean response time; Fig. 7 sweeps the
-//!   staging size from 25% to 400% of the default.
+//! - Fig. 5 writes two focused streams serially and in parallel on the device alone
+//!   ([`fig5`]); Fig. 6's split is the two parts of the mean response time; Fig. 7 sweeps
+//!   the staging size from 25% to 400% of the default.
 //!
 //! The default staging size is each device's focused-area size as the profiler measures it
 //! on the simulated device (the paper's rule: "the setting of StableBuffer size to that of
@@ -24,10 +25,11 @@
 //! trace updates the pages of an existing database, as the paper's did; a last table
 //! repeats the default setting on fresh devices.
 //!
-//! Every run replays the whole trace (1.59 M references; `--limit` shortens them). The 60
-//! runs take 6–10 minutes of wall time on one core; the simulated device time they
-//! report does not depend on it.
+//! Every replay runs the whole trace (1.59 M references; `--limit` shortens them). The 60
+//! replays take 6–10 minutes of wall time on one core (Fig. 5's 12 device-only runs, a
+//! few seconds); the simulated device time they report does not depend on it.
 
+pub mod fig5;
 mod figures;
 mod meter;
 
@@ -304,13 +306,13 @@ pub fn run(opts: &ReproduceOptions) -> Result<Report, LabError> {
     result
 }
 
-/// The runs of [`run`]: per device, every method on the steady device, every StableBuffer
-/// method at four more staging sizes (the default size's runs are reused), every method on
-/// the fresh device.
+/// The runs of [`run`]: per device, every method on the steady device, Fig. 5's serial and
+/// parallel runs, every StableBuffer method at four more staging sizes (the default size's
+/// runs are reused), every method on the fresh device.
 fn planned_runs() -> usize {
     let m = METHODS.len();
     let sb = METHODS.iter().filter(|m| m.label != "direct").count();
-    DEVICES.len() * (m + 4 * sb + m)
+    DEVICES.len() * (m + fig5::RUNS_PER_DEVICE + 4 * sb + m)
 }
 
 fn progress(tally: &Tally, m: &Measure) {
@@ -343,10 +345,19 @@ fn report(opts: &ReproduceOptions, setup: &Setup, dir: &Path) -> Result<Report, 
             main.push(r);
         }
     }
-    let mut sections = Vec::new();
-    sections.push(fig4(&main, &setup.scan, &profiles));
-    sections.push(fig6(&main));
-    sections.push(details(&main));
+    let mut streams = Vec::new();
+    for (dev, _, p) in &profiles {
+        let tick = |mode: &str, us: f64| {
+            tally.tick(&format!("{dev:<9} Fig. 5 {mode:<8} {:>10.1} ms", us / 1e3));
+        };
+        streams.push(fig5::measure_device(dev, p, opts.seed, tick)?);
+    }
+    let mut sections = vec![
+        fig4(&main, &setup.scan, &profiles),
+        fig5::section(&streams),
+        fig6(&main),
+        details(&main),
+    ];
     let mut sweep = Vec::new();
     for (dev, path, p) in &profiles {
         let default = p.focused_area_bytes.max(1 << 20);
@@ -384,7 +395,7 @@ fn report(opts: &ReproduceOptions, setup: &Setup, dir: &Path) -> Result<Report, 
     Ok(Report {
         paper: "stablebuffer".to_string(),
         sections,
-        verdicts: fig4_verdicts(&main),
+        verdicts: [fig4_verdicts(&main), fig5::verdicts(&streams)].concat(),
         runs: tally.done(),
     })
 }
