@@ -7,14 +7,20 @@
 //! - [`curve`]: the miss/write-back difference arrays and the resulting [`Curve`].
 //! - [`shards`]: fixed-rate and fixed-size SHARDS.
 //! - [`report`]: rows with I/O costs, table, CSV, JSON, plot.
+//! - [`mini`]: miniature simulation for policies that are not stack algorithms (the real
+//!   policy over a spatially sampled trace in a scaled pool), with its error against full
+//!   runs; [`mini_report`]: its table, CSV and JSON.
 
 pub mod curve;
+pub mod mini;
+pub mod mini_report;
 pub mod report;
 pub mod shards;
 pub mod stack;
 
 pub use curve::{Curve, CurveBuilder, CurvePoint};
-pub use shards::{Sampler, Sampling};
+pub use mini::{miniature, MiniConfig, MiniPoint, MiniRun};
+pub use shards::{RateFilter, Sampler, Sampling};
 
 use crate::feed::{Feed, FeedOptions};
 use crate::LabError;
