@@ -118,7 +118,7 @@ fn csv_table_and_plot() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let table = String::from_utf8(o.stdout).unwrap();
     assert!(
-        table.starts_with("CASA curve (miniature, rate=0.1)"),
+        table.starts_with("CASA curve (miniature, rate=0.1, miniatures run casa)"),
         "{table}"
     );
     assert!(table.contains("mean error over 1 full runs"), "{table}");

@@ -172,3 +172,23 @@ fn sizes_default_to_log_spaced_and_k_checks_spread_over_them() {
         vec![0, 1, 2]
     );
 }
+
+#[test]
+fn fd_buffer_windows_and_groups_scale_with_the_miniature() {
+    use flashbuf_lab::mrc::mini::miniature_spec;
+    let spec = |s: &str| flashbuf_lab::spec::parse(s).unwrap();
+    let shown = |s: &str, r: f64| miniature_spec(&spec(s), r).to_string();
+    assert_eq!(shown("fd-buffer", 0.1), "fd-buffer:group=6,window=500");
+    assert_eq!(shown("fd-buffer", 0.001), "fd-buffer:group=1,window=5");
+    assert_eq!(
+        shown("fd-buffer:window=8000,group=16", 0.01),
+        "fd-buffer:group=1,window=80"
+    );
+    assert_eq!(shown("fd-buffer:q=0.05", 0.1), "fd-buffer:group=6,q=0.05");
+    assert_eq!(shown("fd-buffer", 1.0), "fd-buffer");
+    assert_eq!(shown("cfdc:window=0.25", 0.1), "cfdc:window=0.25");
+    // The miniature runs the scaled spec; the full runs the one given.
+    let r = miniature(&config(SAMPLE, "fd-buffer", 0.1, &[1_000])).unwrap();
+    assert_eq!(r.mini_policy, "fd-buffer:group=6,window=500");
+    assert_eq!(r.policy, "fd-buffer");
+}

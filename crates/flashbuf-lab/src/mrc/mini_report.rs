@@ -33,9 +33,10 @@ pub fn rows(run: &MiniRun, read_us: f64, write_us: f64) -> Vec<CurveRow> {
 
 fn header(run: &MiniRun) -> String {
     format!(
-        "{} curve ({METHOD}, rate={}), {} references ({} sampled), {} distinct pages ({} sampled), {:.2} s",
+        "{} curve ({METHOD}, rate={}, miniatures run {}), {} references ({} sampled), {} distinct pages ({} sampled), {:.2} s",
         run.policy.to_uppercase(),
         run.rate,
+        run.mini_policy,
         run.references,
         run.sampled_references,
         run.distinct_pages,
@@ -148,6 +149,7 @@ struct JsonCheck {
 #[derive(Serialize)]
 struct JsonDoc<'a> {
     policy: &'a str,
+    mini_policy: &'a str,
     method: &'static str,
     trace: String,
     sample_rate: f64,
@@ -173,6 +175,7 @@ pub fn json(run: &MiniRun, trace: &Path, rows: &[CurveRow], read_us: f64, write_
     });
     let doc = JsonDoc {
         policy: &run.policy,
+        mini_policy: &run.mini_policy,
         method: METHOD,
         trace: trace.display().to_string(),
         sample_rate: run.rate,
