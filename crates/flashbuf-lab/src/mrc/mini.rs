@@ -291,11 +291,14 @@ pub fn miniature(c: &MiniConfig) -> Result<MiniRun, LabError> {
 }
 
 /// Options counted in references or in pages, which a miniature scales by `R` along with
-/// the pool (its references arrive `R` times as often per page of the sample, and the pool
-/// is `R` times smaller): FD-Buffer's estimation window (references) and Two-Stack group
-/// (pages). Without scaling, a 64-page group in a 41-frame miniature made FD-Buffer's
+/// the pool (it sees a fraction `R` of the references and has `R` of the frames):
+/// FD-Buffer's estimation window (references) and Two-Stack group (pages). CFLRU's and
+/// CFDC's windows are fractions of the pool and need nothing; cluster sizes (CFDC's
+/// `cluster_size`, the clustering `cluster`) are ranges of page numbers, which sampling
+/// keeps unchanged, so they are not scaled either (a cluster holds about `R` times as
+/// many sampled pages: part of the error of CFDC's estimates). Without scaling, a 64-page group in a 41-frame miniature made FD-Buffer's
 /// estimate at 414 pages on TPC-C 0.392 for a true 0.211.
-const SCALED_OPTIONS: &[(&str, &str)] = &[("fd-buffer", "window"), ("fd-buffer", "group")];
+pub const SCALED_OPTIONS: &[(&str, &str)] = &[("fd-buffer", "window"), ("fd-buffer", "group")];
 
 /// `spec` as a miniature at rate `rate` runs it: each option of [`SCALED_OPTIONS`] (as
 /// given, else its default) times `rate`, rounded, at least 1; FD-Buffer's `window` is
