@@ -62,7 +62,10 @@ fn bad_input_is_refused_with_a_message() {
         (vec!["mrc", "--sample", "rate=0"], "rate=R"),
         (vec!["mrc", "--sample", "bogus"], "rate=R"),
         (vec!["mrc", "--cost", "read=-1"], "read=X,write=Y"),
-        (vec!["mrc", "--policy", "cfdc"], "LRU only"),
+        (
+            vec!["mrc", "--policy", "cfdc", "--method", "exact"],
+            "LRU only",
+        ),
         (vec!["mrc", "--sizes", "0"], "at least 1 page"),
     ] {
         let o = flashbuf(&args);

@@ -438,6 +438,17 @@ impl SharedTrace {
         }))
     }
 
+    /// A trace already in memory: `refs` as a feed with `opts` delivers them (mapped and
+    /// transformed), ending with `summary` (a sampled trace for miniature simulation,
+    /// [`crate::mrc::mini`]).
+    pub fn from_refs(refs: Vec<PageRef>, summary: FeedSummary, opts: FeedOptions) -> Self {
+        Self {
+            refs: refs.into(),
+            summary,
+            opts,
+        }
+    }
+
     /// Whether a run whose feed has `opts` can replay this trace (same limit, same
     /// transform).
     pub fn serves(&self, opts: &FeedOptions) -> bool {

@@ -7,14 +7,21 @@
 //! - [`curve`]: the miss/write-back difference arrays and the resulting [`Curve`].
 //! - [`shards`]: fixed-rate and fixed-size SHARDS.
 //! - [`report`]: rows with I/O costs, table, CSV, JSON, plot.
+//! - [`mini`]: miniature simulation for policies that are not stack algorithms (the real
+//!   policy over a spatially sampled trace in a scaled pool), with its error against full
+//!   runs; [`mini_report`]: its table, CSV and JSON.
 
 pub mod curve;
+pub mod mini;
+pub mod mini_report;
+mod mini_runs;
 pub mod report;
 pub mod shards;
 pub mod stack;
 
 pub use curve::{Curve, CurveBuilder, CurvePoint};
-pub use shards::{Sampler, Sampling};
+pub use mini::{miniature, MiniConfig, MiniPoint, MiniRun};
+pub use shards::{RateFilter, Sampler, Sampling};
 
 use crate::feed::{Feed, FeedOptions};
 use crate::LabError;
@@ -55,12 +62,7 @@ pub fn lru_curve(
     let mut references = 0u64;
     while let Some(batch) = feed.next_batch()? {
         for r in &batch {
-            let page = u32::try_from(r.page.0).map_err(|_| {
-                LabError::Usage(format!(
-                    "page {} beyond 2^32 dense pages: the curve supports up to 4 G distinct pages",
-                    r.page.0
-                ))
-            })?;
+            let page = dense_page_u32(r.page.0)?;
             s.access(r.op.is_write(), page);
         }
         references += batch.len() as u64;
@@ -72,6 +74,15 @@ pub fn lru_curve(
         sampling,
         wall_s: started.elapsed().as_secs_f64(),
         references,
+    })
+}
+
+/// A dense page number as the hash and the curves take it (at most 2^32 distinct pages).
+pub(crate) fn dense_page_u32(page: u64) -> Result<u32, LabError> {
+    u32::try_from(page).map_err(|_| {
+        LabError::Usage(format!(
+            "page {page} beyond 2^32 dense pages: curves support up to 4 G distinct pages"
+        ))
     })
 }
 

@@ -49,6 +49,41 @@ fn hash(page: u32, seed: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// The hash threshold of fixed rate `r` (clamped to `[0, 1]`; 1 keeps every page).
+fn rate_threshold(r: f64) -> u64 {
+    (r.clamp(0.0, 1.0) * u64::MAX as f64) as u64
+}
+
+/// Fixed-rate spatial sampling on its own: the same hash and threshold as a [`Sampler`]
+/// with [`Sampling::Rate`], so a page is in a miniature simulation's sample
+/// ([`super::mini`]) iff it is in SHARDS' sample at the same rate and seed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RateFilter {
+    threshold: u64,
+    seed: u64,
+}
+
+impl RateFilter {
+    /// Pages sampled at rate `rate` (in `(0, 1]`) with the hash picked by `seed`.
+    pub fn new(rate: f64, seed: u64) -> Self {
+        Self {
+            threshold: rate_threshold(rate),
+            seed,
+        }
+    }
+
+    /// Whether `page` is in the sample.
+    #[inline]
+    pub fn keeps(&self, page: u32) -> bool {
+        hash(page, self.seed) <= self.threshold
+    }
+
+    /// The rate the threshold realises (`T / 2^64`; exactly 1 for rate 1).
+    pub fn rate(&self) -> f64 {
+        self.threshold as f64 / u64::MAX as f64
+    }
+}
+
 /// A curve computation under one sampling scheme.
 #[derive(Debug, Clone)]
 pub struct Sampler {
@@ -69,7 +104,7 @@ impl Sampler {
     pub fn new(mode: Sampling, seed: u64) -> Self {
         let threshold = match mode {
             Sampling::Exact | Sampling::Size(_) => u64::MAX,
-            Sampling::Rate(r) => (r.clamp(0.0, 1.0) * u64::MAX as f64) as u64,
+            Sampling::Rate(r) => rate_threshold(r),
         };
         Self {
             mode,
