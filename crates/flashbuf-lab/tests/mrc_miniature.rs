@@ -186,6 +186,11 @@ fn fd_buffer_windows_and_groups_scale_with_the_miniature() {
     );
     assert_eq!(shown("fd-buffer:q=0.05", 0.1), "fd-buffer:group=6,q=0.05");
     assert_eq!(shown("fd-buffer", 1.0), "fd-buffer");
+    // The clustered-cost variant's own default window (20,000) is the one scaled.
+    assert_eq!(
+        shown("fd-buffer:cost=clustered", 0.1),
+        "fd-buffer:cost=clustered,group=6,window=2000"
+    );
     assert_eq!(shown("cfdc:window=0.25", 0.1), "cfdc:window=0.25");
     // The miniature runs the scaled spec; the full runs the one given.
     let r = miniature(&config(SAMPLE, "fd-buffer", 0.1, &[1_000])).unwrap();

@@ -300,6 +300,10 @@ pub fn miniature(c: &MiniConfig) -> Result<MiniRun, LabError> {
 /// estimate at 414 pages on TPC-C 0.392 for a true 0.211.
 pub const SCALED_OPTIONS: &[(&str, &str)] = &[("fd-buffer", "window"), ("fd-buffer", "group")];
 
+/// FD-Buffer's clustered-cost variant's default window, as option text.
+const VARIANT_WINDOW_TEXT: &str = "20000";
+const _: () = assert!(flashbuf_pool::policy::fd_buffer::spec::VARIANT_WINDOW == 20_000);
+
 /// `spec` as a miniature at rate `rate` runs it: each option of [`SCALED_OPTIONS`] (as
 /// given, else its default) times `rate`, rounded, at least 1; FD-Buffer's `window` is
 /// left alone when `q` sizes the windows. Any other spec is returned unchanged.
@@ -315,12 +319,22 @@ pub fn miniature_spec(spec: &Spec, rate: f64) -> Spec {
         if key == "window" && spec.opts.contains_key("q") {
             continue;
         }
+        let variant_window = (spec.name == "fd-buffer"
+            && key == "window"
+            && spec.opts.get("cost").map(String::as_str) == Some("clustered"))
+        .then_some(VARIANT_WINDOW_TEXT);
         let default = entry
             .options
             .iter()
             .find(|o| o.key == key)
             .and_then(|o| o.default);
-        let given = spec.opts.get(key).map(String::as_str).or(default);
+        // FD-Buffer's clustered-cost variant has its own default window.
+        let given = spec
+            .opts
+            .get(key)
+            .map(String::as_str)
+            .or(variant_window)
+            .or(default);
         if let Some(v) = given.and_then(|v| v.parse::<u64>().ok()) {
             let scaled = ((v as f64 * rate).round() as u64).max(1);
             out.opts.insert(key.to_string(), scaled.to_string());
