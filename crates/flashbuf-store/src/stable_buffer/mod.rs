@@ -27,7 +27,8 @@
 //! come from a uFLIP-style [`DeviceProfile`](flashbuf_device::DeviceProfile)
 //! ([`PatternCosts`]); without one, the paper's Mtron figures. Other readings:
 //! - The staging size defaults to the profile's focused-area size (§2.1 and §4: "the
-//!   setting of StableBuffer size to that of the focused area").
+//!   setting of StableBuffer size to that of the focused area"), shrunk to what a
+//!   fixed-capacity device leaves beside the run's data ([`options`]).
 //! - Two extra rules of ours are named options, off by default ([`order`]):
 //!   `order=sorted` writes every instance sorted by destination, `min-run=theta` asks
 //!   `⌈θ_seq⌉` pages of a partition. Their measured effect: [`order`]'s docs.
