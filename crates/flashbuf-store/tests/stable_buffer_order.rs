@@ -4,8 +4,11 @@
 //! focused one in the order its pages were staged, and the named options `order=sorted`
 //! and `min-run=theta` (see `stable_buffer::order`).
 
+use flashbuf_core::config::{Options, Spec};
 use flashbuf_core::{DirtyRanges, PageId};
 use flashbuf_device::{forward_device, Device, DeviceError, MemDevice, WriteOp};
+use flashbuf_store::registry::{parse_text, StoreContext};
+use flashbuf_store::stable_buffer::options::{StableBufferOptions, OPTIONS};
 use flashbuf_store::stable_buffer::{
     FlushMode, MinRun, PatternCosts, Recognition, StableBufferConfig, StableBufferStore, WriteOrder,
 };
@@ -146,5 +149,34 @@ fn focused_flushes_in_staging_order_by_default_and_sorted_on_request() {
         assert_eq!(got, [7, 33, 12, 58, 3, 21, 50, 27, 61, 40, 16, 45], "{r:?}");
         let got = first_flush(cfg(r, WriteOrder::Sorted, MinRun::Pair), &w);
         assert_eq!(got, [3, 7, 12, 16, 21, 27, 33, 40, 45, 50, 58, 61], "{r:?}");
+    }
+}
+
+#[test]
+fn the_extra_rules_are_named_options_off_by_default() {
+    let config = |text: &str| {
+        let spec = Spec::parse(text, |_| false).unwrap();
+        StableBufferOptions::from_options(&Options::validate(&spec, OPTIONS).unwrap())
+            .unwrap()
+            .config(&MemDevice::new(0), &StoreContext::new(4096))
+            .unwrap()
+    };
+    let c = config("stable-buffer");
+    assert_eq!((c.order, c.min_run), (WriteOrder::Pattern, MinRun::Pair));
+    let c = config("stable-buffer:order=sorted");
+    assert_eq!((c.order, c.min_run), (WriteOrder::Sorted, MinRun::Pair));
+    let c = config("stable-buffer:min-run=theta,order=pattern");
+    assert_eq!((c.order, c.min_run), (WriteOrder::Pattern, MinRun::Theta));
+    let e = parse_text("stable-buffer:order=random")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("pattern, sorted"), "{e}");
+    let e = parse_text("stable-buffer:min-run=3")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("2, theta"), "{e}");
+    for key in ["order", "min-run"] {
+        let spec = OPTIONS.iter().find(|o| o.key == key).unwrap();
+        assert!(spec.help.contains("extra rule"), "{key}");
     }
 }

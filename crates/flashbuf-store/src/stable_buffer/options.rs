@@ -324,34 +324,6 @@ mod tests {
     }
 
     #[test]
-    fn the_extra_rules_are_named_options_off_by_default() {
-        let ctx = StoreContext::new(4096);
-        let mem = MemDevice::new(0);
-        let c = opts("stable-buffer").config(&mem, &ctx).unwrap();
-        assert_eq!((c.order, c.min_run), (WriteOrder::Pattern, MinRun::Pair));
-        let c = opts("stable-buffer:order=sorted")
-            .config(&mem, &ctx)
-            .unwrap();
-        assert_eq!((c.order, c.min_run), (WriteOrder::Sorted, MinRun::Pair));
-        let c = opts("stable-buffer:min-run=theta,order=pattern")
-            .config(&mem, &ctx)
-            .unwrap();
-        assert_eq!((c.order, c.min_run), (WriteOrder::Pattern, MinRun::Theta));
-        let e = parse_text("stable-buffer:order=random")
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("pattern, sorted"), "{e}");
-        let e = parse_text("stable-buffer:min-run=3")
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("2, theta"), "{e}");
-        for key in ["order", "min-run"] {
-            let spec = OPTIONS.iter().find(|o| o.key == key).unwrap();
-            assert!(spec.help.contains("extra rule"), "{key}");
-        }
-    }
-
-    #[test]
     fn contradictions_and_refused_combinations_fail_before_any_io() {
         let e = parse_text("stable-buffer:size=1MiB,slots=4")
             .unwrap_err()
