@@ -33,6 +33,7 @@ fn cfg(recognition: Recognition) -> StableBufferConfig {
         align_bytes: PS as u64,
         grow_bytes: 8 * PS as u64,
         salt: Some(7),
+        ..StableBufferConfig::with_page_size(PS)
     }
 }
 

@@ -33,6 +33,7 @@ fn cfg() -> StableBufferConfig {
         align_bytes: PS as u64,
         grow_bytes: 8 * PS as u64,
         salt: Some(3),
+        ..StableBufferConfig::with_page_size(PS)
     }
 }
 

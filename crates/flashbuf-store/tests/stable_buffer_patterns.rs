@@ -5,7 +5,7 @@
 
 use flashbuf_store::stable_buffer::sbtt::{Sbtt, SlotBits};
 use flashbuf_store::stable_buffer::{
-    on_demand, IncrementalRecognizer, Instance, Pattern, PatternCosts, PatternParams,
+    on_demand, IncrementalRecognizer, Instance, MinRun, Pattern, PatternCosts, PatternParams,
 };
 use proptest::prelude::*;
 use std::collections::{BTreeSet, HashMap};
@@ -56,7 +56,7 @@ fn known_set_yields_expected_instances() {
     assert_eq!(ic.focused, od.focused);
     // Scores: sequential 6/1 = 6, partitioned 11/1.5 = 7.3, focused 17/2 = 8.5.
     assert_eq!(od.clone().best(&p).unwrap().pattern, Pattern::Focused);
-    // Thresholds: all three qualify (6 ≥ 4, 11 ≥ 6, 17 ≥ 8).
+    // Thresholds: all three qualify (6 > 4, 11 > 6, 17 > 8).
     assert_eq!(od.best_qualified(&p).unwrap().pattern, Pattern::Focused);
 
     // A window straddling two aligned areas: on-demand sees all 6, incremental 3.
@@ -94,12 +94,18 @@ fn thresholds_follow_the_readings() {
     assert!((p.theta[1] - 4.0 * 490.0 / 302.0).abs() < 1e-9);
     assert!((p.theta[2] - 4.0 * 607.0 / 302.0).abs() < 1e-9);
     assert_eq!(p.focus_pages, 2048);
-    assert_eq!(p.min_run, 4);
-    let seq = Instance {
+    // As printed, any sequential run of two pages is a partition; `min-run=theta` asks
+    // ⌈θ_seq⌉ = 4.
+    assert_eq!(p.min_run, 2);
+    assert_eq!(p.clone().with_min_run(MinRun::Theta).min_run, 4);
+    assert_eq!(p.clone().with_min_run(MinRun::Pair), p);
+    // "Larger than θ_x" (§3.2 as printed): m == θ_seq = 4 does not qualify, 5 does.
+    let seq = |n: u64| Instance {
         pattern: Pattern::Sequential,
-        pages: vec![1, 2, 3, 4],
+        pages: (1..=n).collect(),
     };
-    assert!(p.qualifies(&seq));
+    assert!(!p.qualifies(&seq(4)), "m == θ_seq");
+    assert!(p.qualifies(&seq(5)));
     let foc = Instance {
         pattern: Pattern::Focused,
         pages: (0..8).map(|x| x * 10).collect(),

@@ -28,6 +28,7 @@ fn small(ps: usize, slots: u64, recognition: Recognition, flush: FlushMode) -> S
         align_bytes: ps as u64,
         grow_bytes: 16 * ps as u64,
         salt: None,
+        ..StableBufferConfig::with_page_size(ps)
     }
 }
 

@@ -86,6 +86,7 @@ fn run(recognition: Recognition, flush: FlushMode, writes_per_thread: u64) {
         align_bytes: PS as u64,
         grow_bytes: 64 * PS as u64,
         salt: None,
+        ..StableBufferConfig::with_page_size(PS)
     };
     let store = Arc::new(StableBufferStore::create(Interleaving(MemDevice::new(0)), cfg).unwrap());
     // Per page: the version whose write completed last, and the last one begun.

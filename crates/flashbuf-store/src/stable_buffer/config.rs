@@ -1,6 +1,7 @@
 //! Configuration of a [`StableBufferStore`](super::StableBufferStore): staging size,
 //! recognition and flushing methods, and the device figures the flush manager works from.
 
+use super::order::{MinRun, WriteOrder};
 use crate::StoreError;
 use flashbuf_core::page::is_valid_page_size;
 use flashbuf_device::DeviceProfile;
@@ -142,8 +143,8 @@ impl PatternCosts {
 /// Configuration of a [`StableBufferStore`](super::StableBufferStore).
 ///
 /// Only `page_size` and the slot count (`staging_bytes / page_size`) are part of the
-/// on-device format: reopening with others is refused. Recognition, flushing and the
-/// pattern costs may change from one open to the next.
+/// on-device format: reopening with others is refused. Recognition, flushing, the write
+/// order, the partition rule and the pattern costs may change from one open to the next.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StableBufferConfig {
     /// Page size in bytes (a power of two, 512..=65536).
@@ -156,6 +157,10 @@ pub struct StableBufferConfig {
     pub flush: FlushMode,
     /// Device figures for the selection score and the thresholds.
     pub costs: PatternCosts,
+    /// The order a flush writes an instance home (default: each pattern's own order).
+    pub order: WriteOrder,
+    /// The shortest run that makes a partition (default: 2 pages).
+    pub min_run: MinRun,
     /// Where the staging area and the data area start: multiples of this (so that they
     /// line up with erase blocks); a multiple of the page size. Used when formatting.
     pub align_bytes: u64,
@@ -176,6 +181,8 @@ impl Default for StableBufferConfig {
             recognition: Recognition::Incremental,
             flush: FlushMode::Passive,
             costs: PatternCosts::default(),
+            order: WriteOrder::Pattern,
+            min_run: MinRun::Pair,
             align_bytes: 4 << 20,
             grow_bytes: 64 << 20,
             salt: None,

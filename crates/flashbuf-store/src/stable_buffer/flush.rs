@@ -1,9 +1,12 @@
 //! The Flush Manager (paper §2.3, §3.2): pick an instance (passive: the best; proactive:
-//! the best of those reaching their thresholds), read its pages out of their slots, write
-//! them home sorted by destination, and free the slots once the home copies are durable.
+//! the best of those larger than their thresholds), read its pages out of their slots,
+//! write them home in the pattern's order ([`super::order`]: sequential ascending,
+//! partitioned round-robin, focused in staging order; or sorted with `order=sorted`), and
+//! free the slots once the home copies are durable.
 //! Also the background flusher thread of proactive flushing.
 
 use super::layout::{decode_slot, restore_page};
+use super::order::arrange;
 use super::patterns::{on_demand, Pattern};
 use super::{Inner, State};
 use crate::StoreError;
@@ -14,7 +17,7 @@ use flashbuf_device::{Device, WriteOp};
 #[derive(Debug)]
 pub(super) struct FlushJob {
     pattern: Pattern,
-    /// (destination, slot), ascending destinations.
+    /// (destination, slot), in the order they are written home.
     items: Vec<(u64, u32)>,
     /// Some page was staged after the last sync began: sync before writing home.
     pre_sync: bool,
@@ -57,6 +60,9 @@ impl<D: Device> Inner<D> {
         if items.is_empty() {
             return None;
         }
+        arrange(inst.pattern, self.cfg.order, &mut items, |s| {
+            st.meta[s as usize].seq
+        });
         for &(d, s) in &items {
             st.bits.set_flushing(s, true);
             if let Some(r) = st.recognizer.as_mut() {

@@ -23,12 +23,7 @@ impl<D: Device + 'static> StableBufferStore<D> {
         let salt = cfg.salt.unwrap_or_else(|| fresh_salt(prev));
         let slots = cfg.slots() as u32;
         let copy_bytes = Layout::state_copy_bytes(slots);
-        let layout = Layout::new(
-            cfg.page_size,
-            slots,
-            Superblock::area_bytes(cfg.page_size, copy_bytes),
-            cfg.align_bytes,
-        );
+        let layout = Layout::for_format(cfg.page_size, slots, cfg.align_bytes);
         if let Some(max) = dev.max_len() {
             if layout.data_offset > max {
                 return Err(StoreError::Full(format!(

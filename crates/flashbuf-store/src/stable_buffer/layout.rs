@@ -70,6 +70,42 @@ impl Layout {
         }
     }
 
+    /// The layout [`StableBufferStore::create`](super::StableBufferStore::create) formats:
+    /// `slots` slots after the superblock and the two state record copies, aligned to
+    /// `align`.
+    pub fn for_format(page_size: usize, slots: u32, align: u64) -> Self {
+        let reserved = crate::Superblock::area_bytes(page_size, Self::state_copy_bytes(slots));
+        Self::new(page_size, slots, reserved, align)
+    }
+
+    /// The most slots, at most `want`, whose layout leaves room for `data_pages` pages of
+    /// data on a device of `max_bytes` (at least one slot: a store that cannot hold the
+    /// data even then is refused by the writes that do not fit).
+    pub fn fitting_slots(
+        page_size: usize,
+        want: u32,
+        align: u64,
+        data_pages: u64,
+        max_bytes: u64,
+    ) -> u32 {
+        let ps = page_size as u64;
+        let data = data_pages.saturating_mul(ps);
+        let mut slots = want.max(1);
+        while slots > 1 {
+            let end = Self::for_format(page_size, slots, align)
+                .data_offset
+                .saturating_add(data);
+            let Some(excess) = end.checked_sub(max_bytes).filter(|&e| e > 0) else {
+                break;
+            };
+            let less = u32::try_from(excess.div_ceil(ps))
+                .unwrap_or(u32::MAX)
+                .max(1);
+            slots = slots.saturating_sub(less).max(1);
+        }
+        slots
+    }
+
     /// Bytes of one state record copy of a store with `slots` slots (room for the promise
     /// record's largest payload, then the written-page map's budget).
     pub fn state_copy_bytes(slots: u32) -> u64 {

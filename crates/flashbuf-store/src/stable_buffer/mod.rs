@@ -12,21 +12,26 @@
 //!
 //! # Readings taken (design.md §4)
 //! The text lost the pattern definitions, the selection formula and the focused
-//! threshold's formula; see [`patterns`] for the definitions. In short: sequential =
-//! consecutive destinations; partitioned = up to `P` sequential runs (each of at least
-//! `⌈θ_seq⌉` pages) in distinct areas; focused = any order within an area no larger than
-//! the device's focused-area size (on-demand: the fullest sliding window; incremental: the
-//! fullest aligned area). Passive flushing takes the instance with the highest `m / T_x`
-//! (`m` pages, `T_x` the pattern's time per page: more slots freed and a cheaper pattern
-//! both raise it; see [`patterns`] for why it is not slots per unit of time); proactive flushing takes, among the instances with `m ≥ θ_x`, the
-//! highest score, where `θ_seq = θ_min / page size`, `θ_par = θ_seq · T_par / T_seq`,
+//! threshold's formula; see [`patterns`] for the definitions, read from uFLIP. In short:
+//! sequential = consecutive destinations, written ascending; partitioned = up to `P`
+//! sequential runs (each of at least 2 pages) in distinct areas, written round-robin
+//! across them; focused = pages within an area no larger than the device's focused-area
+//! size (on-demand: the fullest sliding window; incremental: the fullest aligned area),
+//! written in the order they were staged ([`order`]). Passive flushing takes the instance
+//! with the highest `m / T_x` (`m` pages, `T_x` the pattern's time per page: more slots
+//! freed and a cheaper pattern both raise it; see [`patterns`] for why it is not slots
+//! per unit of time); proactive flushing takes, among the instances *larger than* their
+//! thresholds (`m > θ_x`, as printed), the highest score, where
+//! `θ_seq = θ_min / page size`, `θ_par = θ_seq · T_par / T_seq`,
 //! `θ_focus = θ_seq · T_focus / T_seq`. The times, θ_min, the focused-area size and `P`
 //! come from a uFLIP-style [`DeviceProfile`](flashbuf_device::DeviceProfile)
 //! ([`PatternCosts`]); without one, the paper's Mtron figures. Other readings:
 //! - The staging size defaults to the profile's focused-area size (§2.1 and §4: "the
-//!   setting of StableBuffer size to that of the focused area").
-//! - Flushed instances are written sorted by destination in one device batch (partitioned
-//!   runs one after the other rather than round-robin: cheaper, and the same pages).
+//!   setting of StableBuffer size to that of the focused area"), shrunk to what a
+//!   fixed-capacity device leaves beside the run's data ([`options`]).
+//! - Two extra rules of ours are named options, off by default ([`order`]):
+//!   `order=sorted` writes every instance sorted by destination, `min-run=theta` asks
+//!   `⌈θ_seq⌉` pages of a partition. Their measured effect: [`order`]'s docs.
 //! - Proactive flushing requires incremental recognition (§3.2: "it naturally requires the
 //!   pattern recognizer working in an incremental fashion"); writers that find the area
 //!   full anyway flush passively.
@@ -98,9 +103,11 @@
 pub mod config;
 mod flush;
 mod format;
+mod incremental;
 mod invariants;
 pub mod layout;
 pub mod options;
+pub mod order;
 pub mod patterns;
 pub mod promise;
 mod reader;
@@ -110,6 +117,7 @@ pub mod sbtt;
 mod writer;
 
 pub use config::{FlushMode, PatternCosts, Recognition, StableBufferConfig};
+pub use order::{arrange, MinRun, WriteOrder};
 pub use patterns::{
     on_demand, Candidates, IncrementalRecognizer, Instance, Pattern, PatternParams,
 };
@@ -317,7 +325,7 @@ impl<D: Device + 'static> StableBufferStore<D> {
         salt: u64,
         (state_area, written): (StateArea, WrittenMap),
     ) -> Result<Arc<Inner<D>>, StoreError> {
-        let params = PatternParams::new(&cfg.costs, cfg.page_size);
+        let params = PatternParams::new(&cfg.costs, cfg.page_size).with_min_run(cfg.min_run);
         let recognizer = (cfg.recognition == Recognition::Incremental)
             .then(|| IncrementalRecognizer::new(&params));
         let state = State {

@@ -3,12 +3,18 @@
 //! [`StableBufferConfig`] for a device.
 //!
 //! `stable-buffer:recognition=ondemand|incremental,flush=passive|proactive,size=BYTES|slots=N,
-//! profile=sim:NAME|PATH,align=BYTES|align_pages=N,grow=BYTES|grow_pages=N`. Defaults: incremental,
+//! profile=sim:NAME|PATH,align=BYTES|align_pages=N,grow=BYTES|grow_pages=N,
+//! order=pattern|sorted,min-run=2|theta`. Defaults: incremental,
 //! passive, the profile's focused-area size (paper §2.1 and §4), the device's own profile
 //! (a simulated device's is measured through the context; other devices get the paper's
-//! Mtron figures), 4 MiB alignment, 64 MiB growth.
+//! Mtron figures), 4 MiB alignment, 64 MiB growth, and the paper's patterns as printed
+//! (`order=pattern`, `min-run=2`: see [`super::order`] for the two extra rules).
 
-use super::{FlushMode, PatternCosts, Recognition, StableBufferConfig, StableBufferStore, KIND};
+use super::layout::Layout;
+use super::{
+    FlushMode, MinRun, PatternCosts, Recognition, StableBufferConfig, StableBufferStore,
+    WriteOrder, KIND,
+};
 use crate::registry::{self, GrowStep, StoreContext, StoreFactory, GROW, GROW_PAGES};
 use crate::{PageStore, StoreError};
 use flashbuf_core::config::{ConfigError, OptKind, OptionSpec, Options};
@@ -74,6 +80,21 @@ pub const OPTIONS: &[OptionSpec] = &[
         default: None,
         help: "alignment of the areas in pages, scaling with the page size (instead of align)",
     },
+    OptionSpec {
+        key: "order",
+        kind: OptKind::Choice(&["pattern", "sorted"]),
+        default: Some("pattern"),
+        help: "write order of a flush: each pattern's own (sequential ascending, partitioned \
+               round-robin, focused as staged; uFLIP, as printed), or sorted by destination \
+               for every pattern (an extra rule)",
+    },
+    OptionSpec {
+        key: "min-run",
+        kind: OptKind::Choice(&["2", "theta"]),
+        default: Some("2"),
+        help: "shortest run that makes a partition: 2 pages (any sequential run, as printed) \
+               or ceil(theta_seq) pages (an extra rule)",
+    },
 ];
 
 /// How big the staging area is.
@@ -105,6 +126,10 @@ pub struct StableBufferOptions {
     pub align: Align,
     /// Growth step of the data area.
     pub grow: GrowStep,
+    /// Write order of a flush.
+    pub order: WriteOrder,
+    /// Shortest run that makes a partition.
+    pub min_run: MinRun,
 }
 
 impl StableBufferOptions {
@@ -132,19 +157,40 @@ impl StableBufferOptions {
             profile: o.text("profile").map(str::to_string),
             align: Align::from_options(o)?,
             grow: GrowStep::from_options(o)?,
+            order: match o.word("order") {
+                Some("sorted") => WriteOrder::Sorted,
+                _ => WriteOrder::Pattern,
+            },
+            min_run: match o.word("min-run") {
+                Some("theta") => MinRun::Theta,
+                _ => MinRun::Pair,
+            },
         })
     }
 
     /// The configuration for a store on `device`: the pattern costs come from the profile
     /// (see [`StableBufferOptions::costs`]), the staging size from the options or the
-    /// profile's focused area.
+    /// profile's focused area. A staging area taken from the profile shrinks, if it must,
+    /// to what a fixed-capacity device leaves beside the run's data
+    /// ([`StoreContext::data_pages`]): the lab sizes a simulated device as the data plus
+    /// 64 MiB, and a profile's focused area (sim:nvme's is 64 MiB) plus the superblock and
+    /// the alignment would otherwise push the last data pages beyond the capacity.
     pub fn config(
         &self,
         device: &dyn Device,
         ctx: &StoreContext<'_>,
     ) -> Result<StableBufferConfig, StoreError> {
         let costs = self.costs(device, ctx)?;
-        Ok(self.with_costs(ctx.page_size, costs))
+        let mut cfg = self.with_costs(ctx.page_size, costs);
+        if let (Staging::FocusedArea, Some(max), true) =
+            (self.staging, device.max_len(), ctx.data_pages > 0)
+        {
+            let want = u32::try_from(cfg.slots()).unwrap_or(u32::MAX - 1);
+            let slots =
+                Layout::fitting_slots(cfg.page_size, want, cfg.align_bytes, ctx.data_pages, max);
+            cfg.staging_bytes = u64::from(slots) * cfg.page_size as u64;
+        }
+        Ok(cfg)
     }
 
     fn with_costs(&self, page_size: usize, costs: PatternCosts) -> StableBufferConfig {
@@ -159,6 +205,8 @@ impl StableBufferOptions {
             recognition: self.recognition,
             flush: self.flush,
             costs,
+            order: self.order,
+            min_run: self.min_run,
             align_bytes: self.align.bytes(page_size),
             grow_bytes: self.grow.bytes(page_size),
             salt: None,

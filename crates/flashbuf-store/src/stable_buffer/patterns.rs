@@ -1,23 +1,26 @@
-//! Write-pattern recognition (paper §3.1), on-demand and incremental, with the readings of
-//! design.md §4 (the text lost the pattern definitions and the selection formula):
+//! Write-pattern recognition (paper §3.1) and selection (§3.2), with the readings of
+//! design.md §4 (the text lost the pattern definitions and the selection formula; they are
+//! read from uFLIP, which the paper cites for them):
 //!
 //! - **sequential**: a maximal run of staged pages with consecutive destinations; the
-//!   candidate is the longest run (ties: the lowest start).
-//! - **partitioned**: up to `P` sequential runs in distinct areas (uFLIP's partitioning;
-//!   `P` = the profile's partitions, 4 by default). The candidate is the `P` longest runs of
-//!   at least `max(2, ⌈θ_seq⌉)` pages (ties: lowest start), when there are at least two
-//!   (one run is a sequential instance). uFLIP's partitions are sequential streams; a run
-//!   shorter than θ_seq pages is not one (its writes are as costly as random ones), so it
-//!   does not make a partition. (With 2-page partitions instead, the SD card of the
-//!   reproduction flushed four scattered pairs per "partitioned" instance — four merges —
-//!   and StableBuffer lost most of its gain there.)
+//!   candidate is the longest run (ties: the lowest start). Written ascending.
+//! - **partitioned**: up to `P` sequential runs in distinct areas (uFLIP's partitioned
+//!   pattern; `P` = the profile's partitions, 4 by default), written round-robin across
+//!   the partitions ([`super::order`]). The candidate is the `P` longest runs (ties: lowest
+//!   start) of at least the minimum partition run, when there are at least two (one run is
+//!   a sequential instance). As printed, a partition is any sequential run, and a run
+//!   needs two consecutive pages to have an order at all: the minimum is 2 pages
+//!   ([`MinRun::Pair`], the default). `min-run=theta` ([`MinRun::Theta`]) asks
+//!   `max(2, ⌈θ_seq⌉)` pages instead — an extra rule of ours, not the paper's: a run
+//!   shorter than θ_seq pages writes like random pages.
 //! - **focused**: pages whose destinations lie within one area no larger than the device's
-//!   focused-area size `F` (in pages). On-demand recognition slides a window of `F` pages
+//!   focused-area size `F` (in pages), written in their own order (the order they were
+//!   staged: [`super::order`]). On-demand recognition slides a window of `F` pages
 //!   over the sorted destinations and takes the fullest window (ties: the lowest); the
-//!   incremental method keeps a count per *aligned* area `[kF, (k+1)F)` and takes the
-//!   fullest (ties: lowest `k`) — local information only, as the paper says of it, so its
-//!   focused instances are never larger than the on-demand ones and at least half as large
-//!   (a window overlaps at most two aligned areas).
+//!   incremental method ([`super::incremental`]) keeps a count per *aligned* area
+//!   `[kF, (k+1)F)` and takes the fullest (ties: lowest `k`) — local information only, as
+//!   the paper says of it, so its focused instances are never larger than the on-demand
+//!   ones and at least half as large (a window overlaps at most two aligned areas).
 //!
 //! Selection: the instance with the highest score `m / T_x` (`m` pages, `T_x` the
 //! pattern's time per page). The score is not "slots reclaimed per unit of flushing
@@ -27,19 +30,20 @@
 //! formula; this is our reading, design.md §4). Ties prefer sequential, then partitioned,
 //! then focused. Thresholds for proactive
 //! flushing: `θ_seq = θ_min / page size`, `θ_par = θ_seq · T_par / T_seq`,
-//! `θ_focus = θ_seq · T_focus / T_seq`; an instance qualifies when `m ≥ θ_x` (it reaches the
-//! size from which its writes perform stably).
+//! `θ_focus = θ_seq · T_focus / T_seq`; an instance qualifies when `m > θ_x` (§3.2: "only
+//! the instances with a size larger than θ_x are qualified for flushing", as printed).
 //!
 //! Costs: on-demand recognition sorts the staged destinations at each flush (O(n log n));
 //! the incremental recognizer updates ordered sets on each insert and delete (O(log n))
 //! and produces candidates in O(P log n + m).
 
 use super::config::PatternCosts;
+pub use super::incremental::IncrementalRecognizer;
+use super::order::MinRun;
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-/// Shortest run that ever counts as one partition of a partitioned instance (the bound is
-/// `⌈θ_seq⌉` when that is larger).
+/// Shortest run that ever counts as one partition of a partitioned instance: two
+/// consecutive pages (with `min-run=theta`, `⌈θ_seq⌉` when that is larger).
 pub const MIN_PARTITION_RUN: u64 = 2;
 
 /// A write pattern of the paper.
@@ -104,18 +108,21 @@ pub struct PatternParams {
     pub partitions: usize,
     /// Focused-area size in pages (`F`, at least 1).
     pub focus_pages: u64,
-    /// Shortest run that counts as a partition: `max(2, ⌈θ_seq⌉)`.
+    /// Shortest run that counts as a partition: 2 pages ([`MinRun::Pair`], the default),
+    /// or `max(2, ⌈θ_seq⌉)` ([`MinRun::Theta`]).
     pub min_run: u64,
 }
 
 impl PatternParams {
-    /// The parameters for `costs` and `page_size`.
+    /// The parameters for `costs` and `page_size`, with the paper's partition rule (any
+    /// sequential run of at least [`MIN_PARTITION_RUN`] pages is a partition).
     ///
     /// ```
     /// use flashbuf_store::stable_buffer::{PatternCosts, PatternParams};
     /// let p = PatternParams::new(&PatternCosts::default(), 4096);
     /// assert_eq!(p.theta, [8.0, 12.0, 16.0]); // the paper's Mtron example: θ_seq = 32 KB / 4 KB
     /// assert_eq!(p.focus_pages, 1024);
+    /// assert_eq!(p.min_run, 2);
     /// ```
     pub fn new(costs: &PatternCosts, page_size: usize) -> Self {
         let theta_seq = (costs.theta_min_bytes as f64 / page_size as f64).max(1.0);
@@ -128,8 +135,20 @@ impl PatternParams {
             ],
             partitions: costs.partitions.max(1) as usize,
             focus_pages: (costs.focused_area_bytes / page_size as u64).max(1),
-            min_run: (theta_seq.ceil() as u64).max(MIN_PARTITION_RUN),
+            min_run: MIN_PARTITION_RUN,
         }
+    }
+
+    /// The same parameters with the partition-run rule `rule`.
+    ///
+    /// ```
+    /// use flashbuf_store::stable_buffer::{MinRun, PatternCosts, PatternParams};
+    /// let p = PatternParams::new(&PatternCosts::default(), 4096).with_min_run(MinRun::Theta);
+    /// assert_eq!(p.min_run, 8); // ⌈θ_seq⌉ = 8 pages of 4 KiB
+    /// ```
+    pub fn with_min_run(mut self, rule: MinRun) -> Self {
+        self.min_run = rule.pages(self.theta[0]);
+        self
     }
 
     /// Selection score `m / T_x` of an instance.
@@ -137,9 +156,10 @@ impl PatternParams {
         i.len() as f64 / self.t_us[i.pattern.index()]
     }
 
-    /// Whether an instance reaches its threshold.
+    /// Whether an instance qualifies for proactive flushing: strictly larger than its
+    /// threshold (`m > θ_x`, §3.2 as printed).
     pub fn qualifies(&self, i: &Instance) -> bool {
-        i.len() as f64 >= self.theta[i.pattern.index()]
+        i.len() as f64 > self.theta[i.pattern.index()]
     }
 }
 
@@ -192,7 +212,7 @@ impl Candidates {
 }
 
 /// Maximal runs of consecutive values in a sorted, duplicate-free slice, as `(start, len)`.
-fn runs_of(sorted: &[u64]) -> Vec<(u64, u64)> {
+pub(super) fn runs_of(sorted: &[u64]) -> Vec<(u64, u64)> {
     let mut runs: Vec<(u64, u64)> = Vec::new();
     for &d in sorted {
         match runs.last_mut() {
@@ -203,7 +223,7 @@ fn runs_of(sorted: &[u64]) -> Vec<(u64, u64)> {
     runs
 }
 
-fn expand(runs: &[(u64, u64)]) -> Vec<u64> {
+pub(super) fn expand(runs: &[(u64, u64)]) -> Vec<u64> {
     let mut v: Vec<u64> = runs.iter().flat_map(|&(s, l)| s..s + l).collect();
     v.sort_unstable();
     v
@@ -219,8 +239,8 @@ fn expand(runs: &[(u64, u64)]) -> Vec<u64> {
 /// let mut staged: Vec<u64> = (10..20).chain(40..48).chain([60, 61, 900, 5000]).collect();
 /// let c = on_demand(&mut staged, &params);
 /// assert_eq!(c.sequential.unwrap().pages, (10..20).collect::<Vec<u64>>());
-/// // Runs of at least θ_seq = 8 pages make partitions (60..62 does not).
-/// let par: Vec<u64> = (10..20).chain(40..48).collect();
+/// // The four longest runs of at least two pages make the partitions.
+/// let par: Vec<u64> = (10..20).chain(40..48).chain([60, 61]).collect();
 /// assert_eq!(c.partitioned.unwrap().pages, par);
 /// // Everything but 5000 lies within one window of 1024 pages.
 /// assert_eq!(c.focused.unwrap().len(), 21);
@@ -272,193 +292,6 @@ pub fn on_demand(dests: &mut [u64], params: &PatternParams) -> Candidates {
         sequential,
         partitioned,
         focused,
-    }
-}
-
-/// Incremental recognition: ordered sets updated on every insert and delete, O(log n).
-#[derive(Debug, Clone)]
-pub struct IncrementalRecognizer {
-    focus_pages: u64,
-    min_run: u64,
-    partitions: usize,
-    dests: BTreeSet<u64>,
-    /// Runs: start → length.
-    runs: BTreeMap<u64, u64>,
-    /// Runs ordered by (length descending, start).
-    by_len: BTreeSet<(Reverse<u64>, u64)>,
-    /// Pages per aligned focused area.
-    areas: HashMap<u64, u32>,
-    /// Areas ordered by (count descending, area).
-    by_count: BTreeSet<(Reverse<u32>, u64)>,
-}
-
-impl IncrementalRecognizer {
-    /// An empty recognizer.
-    pub fn new(params: &PatternParams) -> Self {
-        Self {
-            focus_pages: params.focus_pages,
-            min_run: params.min_run,
-            partitions: params.partitions,
-            dests: BTreeSet::new(),
-            runs: BTreeMap::new(),
-            by_len: BTreeSet::new(),
-            areas: HashMap::new(),
-            by_count: BTreeSet::new(),
-        }
-    }
-
-    /// Destinations held.
-    pub fn len(&self) -> usize {
-        self.dests.len()
-    }
-
-    /// Whether empty.
-    pub fn is_empty(&self) -> bool {
-        self.dests.is_empty()
-    }
-
-    /// Whether `d` is held.
-    pub fn contains(&self, d: u64) -> bool {
-        self.dests.contains(&d)
-    }
-
-    fn add_run(&mut self, s: u64, l: u64) {
-        self.runs.insert(s, l);
-        self.by_len.insert((Reverse(l), s));
-    }
-
-    fn drop_run(&mut self, s: u64) -> u64 {
-        let l = self.runs.remove(&s).unwrap_or(0);
-        self.by_len.remove(&(Reverse(l), s));
-        l
-    }
-
-    fn bump_area(&mut self, d: u64, up: bool) {
-        let a = d / self.focus_pages;
-        let c = self.areas.get(&a).copied().unwrap_or(0);
-        if c > 0 {
-            self.by_count.remove(&(Reverse(c), a));
-        }
-        let c2 = if up { c + 1 } else { c.saturating_sub(1) };
-        if c2 > 0 {
-            self.areas.insert(a, c2);
-            self.by_count.insert((Reverse(c2), a));
-        } else {
-            self.areas.remove(&a);
-        }
-    }
-
-    /// Adds destination `d` (no-op if present).
-    pub fn insert(&mut self, d: u64) {
-        if !self.dests.insert(d) {
-            return;
-        }
-        self.bump_area(d, true);
-        // The run ending at d - 1 and the run starting at d + 1 merge with d.
-        let left = d
-            .checked_sub(1)
-            .and_then(|p| self.runs.range(..=p).next_back().map(|(&s, &l)| (s, l)))
-            .filter(|&(s, l)| s + l == d);
-        let right = d.checked_add(1).filter(|n| self.runs.contains_key(n));
-        let mut start = d;
-        let mut len = 1;
-        if let Some((s, _)) = left {
-            len += self.drop_run(s);
-            start = s;
-        }
-        if let Some(r) = right {
-            len += self.drop_run(r);
-        }
-        self.add_run(start, len);
-    }
-
-    /// Removes destination `d` (no-op if absent).
-    pub fn remove(&mut self, d: u64) {
-        if !self.dests.remove(&d) {
-            return;
-        }
-        self.bump_area(d, false);
-        let Some((s, l)) = self.runs.range(..=d).next_back().map(|(&s, &l)| (s, l)) else {
-            debug_assert!(false, "staged destination {d} is in no run");
-            return;
-        };
-        debug_assert!(d < s + l);
-        self.drop_run(s);
-        if d > s {
-            self.add_run(s, d - s);
-        }
-        if d + 1 < s + l {
-            self.add_run(d + 1, s + l - d - 1);
-        }
-    }
-
-    /// The current candidates.
-    pub fn candidates(&self) -> Candidates {
-        let mut top = self.by_len.iter().map(|&(Reverse(l), s)| (s, l));
-        let sequential = top.next().map(|r| Instance {
-            pattern: Pattern::Sequential,
-            pages: expand(&[r]),
-        });
-        let parts: Vec<(u64, u64)> = self
-            .by_len
-            .iter()
-            .map(|&(Reverse(l), s)| (s, l))
-            .take_while(|&(_, l)| l >= self.min_run)
-            .take(self.partitions)
-            .collect();
-        let partitioned = (parts.len() >= 2).then(|| Instance {
-            pattern: Pattern::Partitioned,
-            pages: expand(&parts),
-        });
-        let focused = self.by_count.iter().next().map(|&(_, a)| {
-            let lo = a * self.focus_pages;
-            let hi = lo.saturating_add(self.focus_pages);
-            Instance {
-                pattern: Pattern::Focused,
-                pages: self.dests.range(lo..hi).copied().collect(),
-            }
-        });
-        Candidates {
-            sequential,
-            partitioned,
-            focused,
-        }
-    }
-
-    /// Approximate bytes of memory held (ordered-set nodes counted at 1.5× their payload).
-    pub fn memory_bytes(&self) -> usize {
-        let payload = self.dests.len() * 8
-            + self.runs.len() * 16
-            + self.by_len.len() * 16
-            + self.areas.len() * 12
-            + self.by_count.len() * 16;
-        payload * 3 / 2
-    }
-
-    /// Checks that runs and area counts agree with the destinations held.
-    pub fn check(&self) -> Result<(), String> {
-        let sorted: Vec<u64> = self.dests.iter().copied().collect();
-        let runs = runs_of(&sorted);
-        let have: Vec<(u64, u64)> = self.runs.iter().map(|(&s, &l)| (s, l)).collect();
-        if runs != have {
-            return Err(format!("runs {have:?} but destinations give {runs:?}"));
-        }
-        if self.by_len.len() != self.runs.len()
-            || self
-                .runs
-                .iter()
-                .any(|(&s, &l)| !self.by_len.contains(&(Reverse(l), s)))
-        {
-            return Err("run length index disagrees with the runs".to_string());
-        }
-        let mut counts: HashMap<u64, u32> = HashMap::new();
-        for &d in &sorted {
-            *counts.entry(d / self.focus_pages).or_default() += 1;
-        }
-        if counts != self.areas || self.by_count.len() != self.areas.len() {
-            return Err("area counts disagree with the destinations".to_string());
-        }
-        Ok(())
     }
 }
 
