@@ -22,7 +22,8 @@
 //! run, the rest at the sequential rate), so the advisor evaluates Eq. (3) with
 //! `R(M_d) = R · (s + (1 − s) / k(M_d))`, `s = w_seq / w_rand` (the device's sequential
 //! and random page-write latencies, [`DeviceFacts::seq_write_us`](flashbuf_core::DeviceFacts)
-//! and `write_us`; the option `seq=` gives `s` by hand).
+//! and `write_us`; the option `seq=` gives `s` by hand, and holds until a cost update that
+//! carries a sequential latency replaces it, as an explicit `r=` does).
 //!
 //! `k(m)`, the mean pages per cluster when the dirty pool holds `m` pages, is read off the
 //! window's own writes: the dirty pool holds about the `m` most recently written distinct
