@@ -17,7 +17,7 @@
 //!   focused-area size `F` (in pages), written in their own order (the order they were
 //!   staged: [`super::order`]). On-demand recognition slides a window of `F` pages
 //!   over the sorted destinations and takes the fullest window (ties: the lowest); the
-//!   incremental method ([`super::incremental`]) keeps a count per *aligned* area
+//!   incremental method (`incremental.rs`) keeps a count per *aligned* area
 //!   `[kF, (k+1)F)` and takes the fullest (ties: lowest `k`) — local information only, as
 //!   the paper says of it, so its focused instances are never larger than the on-demand
 //!   ones and at least half as large (a window overlaps at most two aligned areas).
