@@ -35,6 +35,9 @@ fn pool() -> BufferPool<DirectStore<MemDevice>> {
     BufferPool::new(store, 2, Box::new(policy)).unwrap()
 }
 
+/// A request (write?, page), whether it hits, and the resident `(page, dirty)` after it.
+type Step = (bool, u64, bool, [(u64, bool); 2]);
+
 /// The resident pages and whether each is dirty, sorted by page.
 fn state(pool: &BufferPool<DirectStore<MemDevice>>) -> Vec<(u64, bool)> {
     (0..6)
@@ -59,7 +62,7 @@ fn table_3_fd_buffer_trace_and_summary() {
     let s0 = pool.stats();
     let w0 = pool.store().stats();
     // (write?, page, hit?, resident pages after it as (page, dirty)).
-    let steps: [(bool, u64, bool, [(u64, bool); 2]); 9] = [
+    let steps: [Step; 9] = [
         (true, A, false, [(A, true), (X, false)]),
         (true, B, false, [(B, true), (X, false)]),
         (false, C, false, [(B, true), (C, false)]),

@@ -47,8 +47,10 @@
 //! nearly the same), so a growing `R` (RM1) or a clustering-dependent write cost is not
 //! followed; a static split with a 5 % clean pool (8,597 s) shows the room left.
 
+mod figs_4_6;
 mod overall;
 mod parametric;
+mod table_3;
 
 use super::runner::Runner;
 use super::{Report, ReproduceOptions, Section};
@@ -195,6 +197,9 @@ pub fn run(opts: &ReproduceOptions) -> Result<Report, LabError> {
     let (t6, v6) = table_6(&table6);
     sections.push(t6);
     verdicts.push(v6);
+    let (s46, v46) = figs_4_6::figs_4_6(&table6);
+    sections.extend(s46);
+    verdicts.extend(v46);
     sections.push(table_5(&mut cx, &tpcc, &pgbench, &plain)?);
     sections.push(fig_8(&mut cx, &tpcc, &plain)?);
     sections.extend(figs_9_10(&mut cx, &tpcc, &plain)?);
