@@ -251,7 +251,7 @@ fn fig_5(table6: &Table6) -> (Section, Verdict) {
             String::new()
         } else {
             format!(
-                "{} keep(s) no more clean pages than FD-Buffer",
+                "no more clean pages than FD-Buffer on average: {}",
                 smaller.join(", ")
             )
         },
@@ -323,7 +323,7 @@ fn fig_6(table6: &Table6) -> (Section, Verdict) {
             )
         } else {
             format!(
-                "{} write(s) at least as many pages per cluster",
+                "at least as many pages per write run as FD-Buffer: {}",
                 larger.join(", ")
             )
         },
