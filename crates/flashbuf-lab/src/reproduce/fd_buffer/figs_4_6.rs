@@ -10,13 +10,29 @@
 //!   mean over those samples.
 //! - Read share: device read time / device time within each window, per policy (the paper
 //!   plots one curve; each policy's own is used here). "Follows the fluctuation" is read as
-//!   the Pearson correlation between the clean pages and the read share over the windows;
+//!   the Pearson correlation between the clean pages and the read share over the windows,
+//!   the better of lag 0 (same window) and lag 1 (clean pages at the end of the next
+//!   window: FD-Buffer's advisor sets `M_c` when a window closes) for each policy;
 //!   "more fluctuated" as the standard deviation of the clean pages.
 //! - Dirty pages per write cluster: pages written / maximal runs of consecutive writes
 //!   within one erase block (`crate::cluster_runs`; 128 pages on sd-card).
 //!
-//! # Results (whole TPC-C, seed 42; see the module's run for the numbers)
-//! Filled in from `flashbuf reproduce fd-buffer` below (the section notes carry them).
+//! # Results (`flashbuf reproduce fd-buffer`, whole traces, seed 42, release build; 110
+//! runs, 444 s wall; TPC-C, sd-card, 3 % = 1,241 frames, 1,022 windows after the fill)
+//! - Fig. 5 holds: mean clean pages LRU 823.4, CFDC 356.2, CASA 407.4, FD-Buffer 235.8
+//!   (19 % of the buffer; extras: /order 237.0, /clustered-cost 82.9).
+//! - Fig. 6 holds in direction, below in magnitude: pages per write run LRU 3.42, CFDC
+//!   3.73, CASA 5.57, FD-Buffer 5.63 (+1.1 % vs CASA; paper +12.3 %). FD-Buffer as published
+//!   writes 6 % more pages than CASA (380,386 vs 357,494: the clusters CFDC's priority picks
+//!   get rewritten), in 5 % more runs; with the dirty pool's LRU page choosing the victim
+//!   cluster (/order) +14.9 %, the clustered-cost variant +30.8 %.
+//! - Fig. 4 half holds: FD-Buffer's clean pages fluctuate more than CASA's (sd 153.6 vs
+//!   73.3; FD-Buffer swings between about 60 and 790 frames), but they do not follow its
+//!   windows' read share of the device time (Pearson −0.11), while CASA's do (0.55): CASA
+//!   moves its clean target on every miss by the measured costs, FD-Buffer sets `M_c` once
+//!   per window from Eq. (3)'s miss-rate estimates, which hardly react to `R` (module docs
+//!   of `fd_buffer`). The verdict asks for both, so it does not hold.
+//! - Table 3 holds exactly (8 misses, 1 hit, 8 reads, 1 write); row 8 read as `[B, C]`.
 
 use super::table_3::table_3;
 use super::{Table6, CASA_I, FD};
@@ -70,6 +86,15 @@ struct Series {
     clean_sd: f64,
     share_sd: f64,
     corr: f64,
+    /// Clean pages at the end of window k+1 against the read share of window k.
+    corr_lag1: f64,
+}
+
+impl Series {
+    /// The better of the two correlations.
+    fn best_corr(&self) -> f64 {
+        self.corr.max(self.corr_lag1)
+    }
 }
 
 fn series(samples: &[WindowSample]) -> Series {
@@ -80,6 +105,10 @@ fn series(samples: &[WindowSample]) -> Series {
     let (clean_mean, clean_sd) = mean_sd(&clean);
     let share_sd = mean_sd(&share).1;
     let corr = pearson(&clean, &share);
+    let corr_lag1 = match (clean.get(1..), share.len().checked_sub(1)) {
+        (Some(later), Some(n)) => pearson(later, &share[..n]),
+        _ => f64::NAN,
+    };
     Series {
         clean,
         share,
@@ -87,6 +116,7 @@ fn series(samples: &[WindowSample]) -> Series {
         clean_sd,
         share_sd,
         corr,
+        corr_lag1,
     }
 }
 
@@ -137,12 +167,13 @@ fn fig_4(table6: &Table6) -> (Section, Verdict) {
     for (label, x) in [("FD-Buffer", &fd), ("CASA", &casa)] {
         s.notes.push(format!(
             "{label}: {} windows, clean pages mean {} sd {}, read share sd {}, \
-             corr(clean, read share) {}",
+             corr(clean, read share) {} (lag 1: {})",
             x.clean.len(),
             f1(x.clean_mean),
             f1(x.clean_sd),
             f2(x.share_sd),
-            f2(x.corr)
+            f2(x.corr),
+            f2(x.corr_lag1)
         ));
     }
     s.notes.push(
@@ -151,7 +182,7 @@ fn fig_4(table6: &Table6) -> (Section, Verdict) {
             .into(),
     );
     let fluctuates = fd.clean_sd > casa.clean_sd;
-    let follows = fd.corr > casa.corr;
+    let follows = fd.best_corr() > casa.best_corr();
     let mut cause = String::new();
     if !fluctuates {
         cause.push_str(&format!(
@@ -163,8 +194,8 @@ fn fig_4(table6: &Table6) -> (Section, Verdict) {
     if !follows {
         cause.push_str(&format!(
             "CASA's clean pages track the read share at least as closely (corr {} vs {}).",
-            f2(casa.corr),
-            f2(fd.corr)
+            f2(casa.best_corr()),
+            f2(fd.best_corr())
         ));
     }
     let v = Verdict {
@@ -173,11 +204,12 @@ fn fig_4(table6: &Table6) -> (Section, Verdict) {
                 share of the I/O cost; CASA is not very sensitive"
             .into(),
         measured: format!(
-            "clean-page sd FD-Buffer {} vs CASA {}; corr with read share {} vs {}",
+            "clean-page sd FD-Buffer {} vs CASA {}; corr with read share (best of lag 0/1) \
+             {} vs {}",
             f1(fd.clean_sd),
             f1(casa.clean_sd),
-            f2(fd.corr),
-            f2(casa.corr)
+            f2(fd.best_corr()),
+            f2(casa.best_corr())
         ),
         direction_holds: fluctuates && follows,
         magnitude: Magnitude::NoFigure,
