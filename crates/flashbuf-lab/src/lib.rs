@@ -16,6 +16,7 @@
 
 pub mod bounds;
 pub mod byte_limit;
+pub mod cluster_runs;
 pub mod compare;
 pub mod config;
 pub mod dirty;

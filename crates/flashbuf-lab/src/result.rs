@@ -183,6 +183,26 @@ pub struct RunResult {
     /// How a simulated device started (`steady`, the default; `sequential`; `fresh`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub device_state: Option<String>,
+    // ---- resident pages and write clusters (pool replays; `replay::windows`) ----
+    /// Mean resident clean pages over the measured windows (FD-Buffer Fig. 5).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mean_clean_pages: Option<f64>,
+    /// Mean resident dirty pages over the measured windows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mean_dirty_pages: Option<f64>,
+    /// Pages written per write run within one cluster (FD-Buffer Fig. 6;
+    /// `crate::cluster_runs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dirty_pages_per_cluster_write: Option<f64>,
+    /// Write runs counted (the denominator above).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster_write_runs: Option<u64>,
+    /// Cluster size of the write runs, pages (the device's erase block).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_cluster_pages: Option<u64>,
+    /// The windows' samples (FD-Buffer Fig. 4); not in the CSV or JSON.
+    #[serde(skip)]
+    pub window_samples: Vec<crate::replay::WindowSample>,
 }
 
 impl RunResult {

@@ -8,7 +8,10 @@
 //!   every policy with write clustering, FD-Buffer as published (and with the `victim=order`
 //!   extension) costs less device time than CASA, CFDC and LRU, and writes fewer pages and
 //!   reads more than LRU. Skipped (with a message) when `../shared/traces` is absent.
-//! - The whole reproduction on a prefix (ignored, about 90 s).
+//! - Figs. 4-6's measures on the same runs: clean and dirty frames within the buffer, one
+//!   window sample per 5,000 references, at least one page per write run.
+//! - The whole reproduction on a prefix (ignored, about 90 s), Table 3 and Figs. 4-6's
+//!   sections and verdict rows among it.
 
 use flashbuf_lab::reproduce::{fd_buffer, run as reproduce, ReproduceOptions};
 use flashbuf_lab::{BufferSize, RunConfig, RunResult};
@@ -122,6 +125,27 @@ fn fd_buffer_beats_casa_cfdc_and_lru_on_the_sd_card_like_table_6() {
         );
     }
     assert_eq!(rs[0].1.buffer_pages, 1_241);
+    // Figs. 4-6's measures, on every run: clean + dirty frames within the buffer, one
+    // sample per 5,000 references, at least one page per write run.
+    for (label, r) in &rs {
+        let (c, d) = (r.mean_clean_pages.unwrap(), r.mean_dirty_pages.unwrap());
+        assert!(
+            c >= 0.0 && d >= 0.0 && c + d <= 1_241.0 + 1e-9,
+            "{label}: {c} + {d}"
+        );
+        assert!(
+            c + d > 1_200.0,
+            "{label}: the buffer is full after 5,000 references"
+        );
+        let samples = r.window_samples.len() as u64;
+        assert_eq!(samples, r.references / 5_000, "{label}");
+        assert_eq!(r.write_cluster_pages, Some(128), "{label}");
+        let per = r.dirty_pages_per_cluster_write.unwrap();
+        assert!(per >= 1.0, "{label}: {per}");
+        let runs = r.cluster_write_runs.unwrap();
+        assert!(runs > 0 && runs <= r.page_writes, "{label}: {runs} runs");
+        eprintln!("{label:16} clean {c:7.1} dirty {d:7.1} pages/run {per:5.2}");
+    }
     let (lru, cfdc, casa) = (&rs[0].1, &rs[1].1, &rs[2].1);
     for (label, fd) in [&rs[3], &rs[4]] {
         assert!(fd.device_time_us < casa.device_time_us, "{label} vs CASA");
@@ -153,5 +177,44 @@ fn reproduce_fd_buffer_runs_on_a_prefix() {
     assert!(reports[0].runs > 0);
     assert!(reports[0].sections.len() >= 10);
     assert!(reports[0].sections.iter().all(|s| !s.rows.is_empty()));
+    // Table 3 and Figs. 4-6: a section and a well-formed verdict row each.
+    for fig in ["Table 3", "Fig. 4", "Fig. 5", "Fig. 6"] {
+        let sec = reports[0]
+            .sections
+            .iter()
+            .find(|s| s.title.starts_with(&format!("{fig}:")))
+            .unwrap_or_else(|| panic!("no section {fig}"));
+        assert!(
+            sec.rows.iter().all(|r| r.len() == sec.columns.len()),
+            "{fig}"
+        );
+        let v = reports[0]
+            .verdicts
+            .iter()
+            .find(|v| v.figure == fig)
+            .unwrap();
+        assert!(!v.paper.is_empty() && !v.measured.is_empty(), "{fig}");
+        assert!(
+            v.direction_holds || !v.cause.is_empty(),
+            "{fig}: a cause when it fails"
+        );
+    }
+    let t3 = reports[0]
+        .verdicts
+        .iter()
+        .find(|v| v.figure == "Table 3")
+        .unwrap();
+    assert!(t3.direction_holds, "Table 3: {}", t3.measured);
+    // Fig. 5 lists every compared policy, the extensions labelled.
+    let f5 = reports[0]
+        .sections
+        .iter()
+        .find(|s| s.title.starts_with("Fig. 5:"))
+        .unwrap();
+    assert_eq!(f5.rows.len(), fd_buffer::policies(128).len());
+    assert!(f5
+        .rows
+        .iter()
+        .any(|r| r[0] == "FD-Buffer/clustered-cost (extra)"));
     println!("{}", reports[0].render());
 }

@@ -14,5 +14,6 @@ mod pool;
 
 pub use error::PoolError;
 pub use pool::{
-    BufferPool, PageAccess, PageReadGuard, PageWriteGuard, PageWriter, PoolStats, ACCESS_RUN_MAX,
+    BufferPool, PageAccess, PageReadGuard, PageWriteGuard, PageWriter, PoolStats, ResidentCounts,
+    ACCESS_RUN_MAX,
 };

@@ -51,6 +51,11 @@ impl Latency {
         self.clock.as_ref().map(|c| c.counts())
     }
 
+    /// The counting device's figures now, if there is one.
+    pub(super) fn counts(&self) -> Option<flashbuf_device::IoCounts> {
+        self.clock.as_ref().map(|c| c.counts())
+    }
+
     /// Mean and 99th percentile in microseconds, if recorded.
     pub(super) fn summary_us(&self) -> Option<(f64, f64)> {
         let h = self.hist.as_ref().filter(|h| !h.is_empty())?;

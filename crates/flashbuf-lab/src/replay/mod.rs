@@ -24,13 +24,16 @@ mod passthrough_ranges;
 mod pool;
 mod setup;
 mod util;
+mod windows;
 
 pub use hook::{NoHook, ReplayHook};
 pub(crate) use setup::feed_options;
 pub use setup::CAP_ABOVE_BYTES;
 pub use util::process_cpu_s;
+pub use windows::{WindowSample, WINDOW_REFS};
 
 use crate::bounds;
+use crate::cluster_runs::{ClusterRunStore, ClusterRunTally};
 use crate::config::{RunConfig, Warmup};
 use crate::dirty::{DirtyBytes, DirtyStats, RangeSource};
 use crate::feed::{AddressMap, Feed, FeedSummary, SharedTrace};
@@ -47,6 +50,7 @@ use flashbuf_workload::dynamics::asymmetry_name;
 use indicatif::ProgressBar;
 use pool::PoolWrites;
 use setup::{DeviceChain, Plan};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Replays one configuration. `scan` may carry a pre-computed scan of the trace (it is
@@ -289,6 +293,12 @@ fn run_pool(
     writes: &mut PoolWrites<'_>,
 ) -> Result<RunResult, LabError> {
     let (cfg, frames) = (rp.cfg, rp.plan.frames);
+    // Write runs per cluster of the device's erase block (`crate::cluster_runs`).
+    let tally = Arc::new(ClusterRunTally::new(
+        rp.plan.ctx.facts.cluster_pages(cfg.page_size),
+    ));
+    let store = ClusterRunStore::new(store, tally.clone());
+    let mut windows = windows::Windows::new(frames, tally);
     let pool = BufferPool::new(store, frames, policy)?;
     let (summary, warm) = pool::replay_pool(
         &pool,
@@ -300,6 +310,7 @@ fn run_pool(
         &mut rp.latency,
         pool::WarmupEnd::new(cfg.warmup, frames),
         writes,
+        &mut windows,
     )?;
     match cfg.warmup {
         Warmup::Refs(n) if n > 0 && warm.is_none() => {
@@ -333,6 +344,7 @@ fn run_pool(
         r.cold_misses = Some(w.pool.misses);
         r.cold_page_writes = Some(w.pool.page_writes);
     }
+    windows.annotate(&mut r);
     r.hits = ps.hits;
     r.misses = ps.misses;
     r.page_reads = ps.page_reads;

@@ -3,6 +3,7 @@
 
 use super::epoch::EpochHooks;
 use super::latency::Latency;
+use super::windows::Windows;
 use crate::config::Warmup;
 use crate::dirty::{DirtyStats, RangeSource};
 use crate::feed::{AddressMap, PageSet};
@@ -114,7 +115,8 @@ impl WarmupEnd {
 
 /// Replays `feed` through `pool`, switching epochs at their boundaries; with `paranoid`,
 /// checks the pool's invariants every 16 batches. When the warm-up ends (if it does) the
-/// figures are taken and the latency histogram restarts.
+/// figures are taken and the latency histogram restarts; `windows` samples the measured
+/// part.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn replay_pool<S: PageStore>(
     pool: &BufferPool<S>,
@@ -126,24 +128,37 @@ pub(super) fn replay_pool<S: PageStore>(
     latency: &mut Latency,
     mut warmup: WarmupEnd,
     writes: &mut PoolWrites<'_>,
+    windows: &mut Windows,
 ) -> Result<(FeedSummary, Option<Warm>), LabError> {
     let mut batches = 0u64;
     let mut pos = 0u64;
     let mut warm = None;
+    if matches!(warmup, WarmupEnd::Never) {
+        windows.start(0, latency.counts());
+    }
     while let Some(mut batch) = feed.next_batch()? {
         if let Some(cut) = warm.is_none().then(|| warmup.cut(&batch, pos)).flatten() {
             // Split the batch at the warm-up's end.
             let rest = batch.split_off(cut);
             pos = replay_batch(pool, &batch, oracle, hooks, latency, writes, pos)?;
+            let io = latency.reset();
+            windows.start(pos, io);
             warm = Some(Warm {
                 refs: pos,
                 pool: pool.stats(),
                 dev: pool.store().device_stats(),
-                io: latency.reset(),
+                io,
             });
             batch = rest;
         }
-        pos = replay_batch(pool, &batch, oracle, hooks, latency, writes, pos)?;
+        let mut rest = &batch[..];
+        while !rest.is_empty() {
+            // Split at the sample windows' ends.
+            let n = windows.until_next(pos).min(rest.len());
+            pos = replay_batch(pool, &rest[..n], oracle, hooks, latency, writes, pos)?;
+            windows.at(pos, pool, latency.counts());
+            rest = &rest[n..];
+        }
         progress.inc(batch.len() as u64);
         feed.recycle(batch);
         batches += 1;
@@ -151,6 +166,7 @@ pub(super) fn replay_pool<S: PageStore>(
             pool.check_invariants().map_err(LabError::Invariant)?;
         }
     }
+    windows.end();
     Ok((feed.finish()?, warm))
 }
 

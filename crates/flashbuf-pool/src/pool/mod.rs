@@ -36,15 +36,18 @@
 //! - `evict`: taking a frame from the policy's victim and writing the victim (and its
 //!   cluster batch) back;
 //! - `flush`: `flush_all` and `sync`;
-//! - `guards`: [`PageReadGuard`], [`PageWriteGuard`], [`PageWriter`].
+//! - `guards`: [`PageReadGuard`], [`PageWriteGuard`], [`PageWriter`];
+//! - `resident`: [`ResidentCounts`] (clean and dirty frames, FD-Buffer Figs. 4-5).
 
 mod evict;
 mod fix;
 mod flush;
 mod guards;
 mod load;
+mod resident;
 
 pub use guards::{PageReadGuard, PageWriteGuard, PageWriter};
+pub use resident::ResidentCounts;
 
 use crate::frame::{Arena, Frame, VALID};
 use crate::page_table::PageTable;

@@ -54,8 +54,10 @@
 //! left. Why FD-Buffer loses to CASA on other traces and on steady devices, measured:
 //! `policy::fd_buffer::clustered_cost`.
 
+mod figs_4_6;
 mod overall;
 mod parametric;
+mod table_3;
 
 use super::runner::Runner;
 use super::{Report, ReproduceOptions, Section};
@@ -202,6 +204,9 @@ pub fn run(opts: &ReproduceOptions) -> Result<Report, LabError> {
     let (t6, v6) = table_6(&table6);
     sections.push(t6);
     verdicts.push(v6);
+    let (s46, v46) = figs_4_6::figs_4_6(&table6);
+    sections.extend(s46);
+    verdicts.extend(v46);
     sections.push(table_5(&mut cx, &tpcc, &pgbench, &plain)?);
     sections.push(fig_8(&mut cx, &tpcc, &plain)?);
     sections.extend(figs_9_10(&mut cx, &tpcc, &plain)?);
