@@ -10,8 +10,8 @@
 //! definition holds for every policy, clustering or not: LRU's write-backs land in the
 //! same cluster only by chance, a drained cluster is one run.
 
-use flashbuf_core::{DeviceStats, DirtyRanges, PageId};
-use flashbuf_store::{PageStore, PageWrite, ReadOutcome, StoreError, StoreStats};
+use flashbuf_core::{DirtyRanges, PageId};
+use flashbuf_store::{forward_store, PageStore, PageWrite, StoreError};
 use parking_lot::Mutex;
 use std::sync::Arc;
 
@@ -94,15 +94,6 @@ impl<S: PageStore> ClusterRunStore<S> {
 }
 
 impl<S: PageStore> PageStore for ClusterRunStore<S> {
-    fn name(&self) -> &'static str {
-        self.inner.name()
-    }
-    fn page_size(&self) -> usize {
-        self.inner.page_size()
-    }
-    fn read_page(&self, pid: PageId, buf: &mut [u8]) -> Result<ReadOutcome, StoreError> {
-        self.inner.read_page(pid, buf)
-    }
     fn write_page(&self, pid: PageId, page: &[u8], dirty: &DirtyRanges) -> Result<(), StoreError> {
         self.inner.write_page(pid, page, dirty)?;
         self.tally.record(pid);
@@ -113,21 +104,8 @@ impl<S: PageStore> PageStore for ClusterRunStore<S> {
         batch.iter().for_each(|w| self.tally.record(w.pid));
         Ok(())
     }
-    fn sync(&self) -> Result<(), StoreError> {
-        self.inner.sync()
-    }
-    fn stats(&self) -> StoreStats {
-        self.inner.stats()
-    }
-    fn device_stats(&self) -> DeviceStats {
-        self.inner.device_stats()
-    }
-    fn check_invariants(&self) -> Result<(), String> {
-        self.inner.check_invariants()
-    }
-    fn report(&self) -> Vec<(String, f64)> {
-        self.inner.report()
-    }
+    forward_store!(inner => name, page_size, read_page, sync, stats, device_stats,
+                   check_invariants, report);
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ mod checks;
 mod counters;
 mod direct;
 mod error;
+mod forward;
 mod growth;
 pub mod icl;
 pub mod log_store;
@@ -36,6 +37,9 @@ mod written_map;
 
 pub use direct::{DirectStore, DirectStoreConfig};
 pub use error::StoreError;
+/// The core crate, for [`forward_store!`]'s expansions in other crates.
+#[doc(hidden)]
+pub use flashbuf_core as __core;
 pub use icl::{IclConfig, IclStore};
 pub use log_store::{LogStore, LogStoreConfig};
 pub use poison::Poison;
@@ -136,67 +140,11 @@ pub trait PageStore: Send + Sync {
 }
 
 impl<S: PageStore + ?Sized> PageStore for Box<S> {
-    fn name(&self) -> &'static str {
-        (**self).name()
-    }
-    fn page_size(&self) -> usize {
-        (**self).page_size()
-    }
-    fn read_page(&self, pid: PageId, buf: &mut [u8]) -> Result<ReadOutcome, StoreError> {
-        (**self).read_page(pid, buf)
-    }
-    fn write_page(&self, pid: PageId, page: &[u8], dirty: &DirtyRanges) -> Result<(), StoreError> {
-        (**self).write_page(pid, page, dirty)
-    }
-    fn write_pages(&self, batch: &[PageWrite<'_>]) -> Result<(), StoreError> {
-        (**self).write_pages(batch)
-    }
-    fn sync(&self) -> Result<(), StoreError> {
-        (**self).sync()
-    }
-    fn stats(&self) -> StoreStats {
-        (**self).stats()
-    }
-    fn device_stats(&self) -> DeviceStats {
-        (**self).device_stats()
-    }
-    fn check_invariants(&self) -> Result<(), String> {
-        (**self).check_invariants()
-    }
-    fn report(&self) -> Vec<(String, f64)> {
-        (**self).report()
-    }
+    forward_store!(deref => name, page_size, read_page, write_page, write_pages, sync, stats,
+                   device_stats, check_invariants, report);
 }
 
 impl<S: PageStore + ?Sized> PageStore for std::sync::Arc<S> {
-    fn name(&self) -> &'static str {
-        (**self).name()
-    }
-    fn page_size(&self) -> usize {
-        (**self).page_size()
-    }
-    fn read_page(&self, pid: PageId, buf: &mut [u8]) -> Result<ReadOutcome, StoreError> {
-        (**self).read_page(pid, buf)
-    }
-    fn write_page(&self, pid: PageId, page: &[u8], dirty: &DirtyRanges) -> Result<(), StoreError> {
-        (**self).write_page(pid, page, dirty)
-    }
-    fn write_pages(&self, batch: &[PageWrite<'_>]) -> Result<(), StoreError> {
-        (**self).write_pages(batch)
-    }
-    fn sync(&self) -> Result<(), StoreError> {
-        (**self).sync()
-    }
-    fn stats(&self) -> StoreStats {
-        (**self).stats()
-    }
-    fn device_stats(&self) -> DeviceStats {
-        (**self).device_stats()
-    }
-    fn check_invariants(&self) -> Result<(), String> {
-        (**self).check_invariants()
-    }
-    fn report(&self) -> Vec<(String, f64)> {
-        (**self).report()
-    }
+    forward_store!(deref => name, page_size, read_page, write_page, write_pages, sync, stats,
+                   device_stats, check_invariants, report);
 }

@@ -12,8 +12,8 @@
 //! first write (never read back as written, never written before through the wrapper) is
 //! counted in [`WriteBackSnapshot::first_writes`] only.
 
-use flashbuf_core::{DeviceStats, DirtyRanges, PageId};
-use flashbuf_store::{PageStore, PageWrite, ReadOutcome, StoreError, StoreStats};
+use flashbuf_core::{DirtyRanges, PageId};
+use flashbuf_store::{forward_store, PageStore, PageWrite, ReadOutcome, StoreError};
 use parking_lot::Mutex;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
@@ -240,12 +240,6 @@ impl<S: PageStore> WriteBackStats<S> {
 }
 
 impl<S: PageStore> PageStore for WriteBackStats<S> {
-    fn name(&self) -> &'static str {
-        self.inner.name()
-    }
-    fn page_size(&self) -> usize {
-        self.inner.page_size()
-    }
     fn read_page(&self, pid: PageId, buf: &mut [u8]) -> Result<ReadOutcome, StoreError> {
         let r = self.inner.read_page(pid, buf)?;
         if r == ReadOutcome::Found {
@@ -268,21 +262,8 @@ impl<S: PageStore> PageStore for WriteBackStats<S> {
         }
         Ok(())
     }
-    fn sync(&self) -> Result<(), StoreError> {
-        self.inner.sync()
-    }
-    fn stats(&self) -> StoreStats {
-        self.inner.stats()
-    }
-    fn device_stats(&self) -> DeviceStats {
-        self.inner.device_stats()
-    }
-    fn report(&self) -> Vec<(String, f64)> {
-        self.inner.report()
-    }
-    fn check_invariants(&self) -> Result<(), String> {
-        self.inner.check_invariants()
-    }
+    forward_store!(inner => name, page_size, sync, stats, device_stats, report,
+                   check_invariants);
 }
 
 #[cfg(test)]

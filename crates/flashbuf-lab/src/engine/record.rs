@@ -6,8 +6,8 @@
 //! that changed); a page's first write is `new = 1` with the whole page. `flashbuf replay
 //! --trace FILE --format ranges --policy none` replays it below the buffer.
 
-use flashbuf_core::{DeviceStats, DirtyRanges, PageId};
-use flashbuf_store::{PageStore, PageWrite, ReadOutcome, StoreError, StoreStats};
+use flashbuf_core::{DirtyRanges, PageId};
+use flashbuf_store::{forward_store, PageStore, PageWrite, ReadOutcome, StoreError};
 use hashbrown::HashSet;
 use parking_lot::Mutex;
 use std::fmt::Write as _;
@@ -97,12 +97,6 @@ impl<S: PageStore> Recorder<S> {
 }
 
 impl<S: PageStore> PageStore for Recorder<S> {
-    fn name(&self) -> &'static str {
-        self.inner.name()
-    }
-    fn page_size(&self) -> usize {
-        self.inner.page_size()
-    }
     fn read_page(&self, pid: PageId, buf: &mut [u8]) -> Result<ReadOutcome, StoreError> {
         self.note(|b, _| {
             let _ = writeln!(b, "R,{},,", pid.0);
@@ -119,21 +113,8 @@ impl<S: PageStore> PageStore for Recorder<S> {
         }
         self.inner.write_pages(batch)
     }
-    fn sync(&self) -> Result<(), StoreError> {
-        self.inner.sync()
-    }
-    fn stats(&self) -> StoreStats {
-        self.inner.stats()
-    }
-    fn device_stats(&self) -> DeviceStats {
-        self.inner.device_stats()
-    }
-    fn check_invariants(&self) -> Result<(), String> {
-        self.inner.check_invariants()
-    }
-    fn report(&self) -> Vec<(String, f64)> {
-        self.inner.report()
-    }
+    forward_store!(inner => name, page_size, sync, stats, device_stats, check_invariants,
+                   report);
 }
 
 /// Opens `path` for a recording (refusing to overwrite a file), zstd-compressed if its

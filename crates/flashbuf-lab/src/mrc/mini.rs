@@ -300,10 +300,6 @@ pub fn miniature(c: &MiniConfig) -> Result<MiniRun, LabError> {
 /// estimate at 414 pages on TPC-C 0.392 for a true 0.211.
 pub const SCALED_OPTIONS: &[(&str, &str)] = &[("fd-buffer", "window"), ("fd-buffer", "group")];
 
-/// FD-Buffer's clustered-cost variant's default window, as option text.
-const VARIANT_WINDOW_TEXT: &str = "20000";
-const _: () = assert!(flashbuf_pool::policy::fd_buffer::spec::VARIANT_WINDOW == 20_000);
-
 /// `spec` as a miniature at rate `rate` runs it: each option of [`SCALED_OPTIONS`] (as
 /// given, else its default) times `rate`, rounded, at least 1; FD-Buffer's `window` is
 /// left alone when `q` sizes the windows. Any other spec is returned unchanged.
@@ -319,23 +315,23 @@ pub fn miniature_spec(spec: &Spec, rate: f64) -> Spec {
         if key == "window" && spec.opts.contains_key("q") {
             continue;
         }
-        let variant_window = (spec.name == "fd-buffer"
-            && key == "window"
-            && spec.opts.get("cost").map(String::as_str) == Some("clustered"))
-        .then_some(VARIANT_WINDOW_TEXT);
+        let number = |v: &str| v.parse::<u64>().ok();
         let default = entry
             .options
             .iter()
             .find(|o| o.key == key)
-            .and_then(|o| o.default);
+            .and_then(|o| o.default)
+            .and_then(number);
         // FD-Buffer's clustered-cost variant has its own default window.
-        let given = spec
-            .opts
-            .get(key)
-            .map(String::as_str)
-            .or(variant_window)
-            .or(default);
-        if let Some(v) = given.and_then(|v| v.parse::<u64>().ok()) {
+        let variant = spec.name == "fd-buffer"
+            && key == "window"
+            && spec.opts.get("cost").map(String::as_str) == Some("clustered");
+        let given = match spec.opts.get(key) {
+            Some(v) => number(v),
+            None if variant => Some(flashbuf_pool::policy::fd_buffer::spec::VARIANT_WINDOW),
+            None => default,
+        };
+        if let Some(v) = given {
             let scaled = ((v as f64 * rate).round() as u64).max(1);
             out.opts.insert(key.to_string(), scaled.to_string());
         }
