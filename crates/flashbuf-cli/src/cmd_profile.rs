@@ -74,6 +74,7 @@ pub fn run(a: ProfileArgs) -> Result<ExitCode, LabError> {
             let area = area.unwrap_or(256 << 20);
             let ctx = BuildContext {
                 page_size: a.page_size as usize,
+                data: flashbuf_core::DataMode::Bytes,
                 data_pages: area / a.page_size,
                 seed: a.seed,
                 facts: Default::default(),

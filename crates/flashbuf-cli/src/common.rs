@@ -104,6 +104,12 @@ pub struct CommonArgs {
     /// Reported as dirty_model; only ICL depends on it.
     #[arg(long, default_value = "auto", value_name = "MODEL")]
     pub dirty_bytes: String,
+    /// What pages carry: `bytes` (whole pages, copied and checksummed) or `none` (only
+    /// each page's header and stamp, 64 bytes; every policy, store and device decision and
+    /// cost as with bytes, for fast policy and device sweeps; the direct store only).
+    /// Reported as data.
+    #[arg(long, default_value = "bytes", value_name = "bytes|none")]
+    pub data: flashbuf_core::DataMode,
 }
 
 #[derive(Args)]
@@ -182,6 +188,7 @@ pub fn base_config(c: &CommonArgs, buffer: BufferSize) -> Result<RunConfig, LabE
         presize: c.presize,
         warmup: c.warmup,
         dirty_bytes: flashbuf_lab::dirty::DirtyBytes::parse(&c.dirty_bytes)?,
+        data: c.data,
         ..RunConfig::default()
     })
 }

@@ -17,6 +17,7 @@
 pub mod aligned;
 pub mod buildinfo;
 pub mod config;
+pub mod data_mode;
 pub mod facts;
 pub mod ids;
 pub mod page;
@@ -26,6 +27,7 @@ pub mod stats;
 
 pub use aligned::AlignedBuf;
 pub use config::ConfigError;
+pub use data_mode::{DataMode, METADATA_PAGE_BYTES};
 pub use facts::DeviceFacts;
 pub use ids::{FrameId, Lpn, PageId, Ppn};
 pub use page::{PageCheckError, PageHeader};

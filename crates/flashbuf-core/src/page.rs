@@ -111,6 +111,12 @@ pub fn is_valid_page_size(len: usize) -> bool {
     len.is_power_of_two() && (MIN_PAGE_SIZE..=MAX_PAGE_SIZE).contains(&len)
 }
 
+/// Whether `len` is a page buffer [`seal`] and [`check`] take: a supported page size, or
+/// a metadata-only page ([`crate::METADATA_PAGE_BYTES`], `--data none`).
+pub fn is_valid_buffer_size(len: usize) -> bool {
+    is_valid_page_size(len) || len == crate::METADATA_PAGE_BYTES
+}
+
 #[inline]
 fn u64_at(b: &[u8], at: usize) -> u64 {
     let mut a = [0u8; 8];
@@ -172,7 +178,7 @@ fn write_fields(page: &mut [u8], pid: PageId, version: u64) {
 /// Seals a page for writing: sets id and `version`, then the checksum over the rest.
 pub fn seal(page: &mut [u8], pid: PageId, version: u64) {
     debug_assert!(
-        is_valid_page_size(page.len()),
+        is_valid_buffer_size(page.len()),
         "page of {} bytes",
         page.len()
     );
@@ -198,7 +204,7 @@ pub fn is_all_zero(b: &[u8]) -> bool {
 /// Checks a page read from a store: all-zero pages are [`PageState::Unwritten`]; otherwise
 /// magic, format, page id and checksum must all be right.
 pub fn check(page: &[u8], expected: PageId) -> Result<PageState, PageCheckError> {
-    if !is_valid_page_size(page.len()) {
+    if !is_valid_buffer_size(page.len()) {
         return Err(PageCheckError::Size { len: page.len() });
     }
     let h = read_header(page);

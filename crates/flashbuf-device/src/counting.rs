@@ -1,6 +1,6 @@
 //! A wrapper that counts the requests passing through it.
 
-use crate::{Device, DeviceError, WriteOp};
+use crate::{Device, DeviceError, HeadWrite, WriteOp};
 use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -141,6 +141,34 @@ impl<D: Device> Device for CountingDevice<D> {
         self.batches.fetch_add(1, Relaxed);
         for op in ops {
             self.count_write(op.offset, op.data.len());
+        }
+        Ok(())
+    }
+
+    fn read_head(&self, offset: u64, len: usize, head: &mut [u8]) -> Result<(), DeviceError> {
+        let t0 = self.clock_ns();
+        self.inner.read_head(offset, len, head)?;
+        Self::add_time(&self.read_time_ns, t0, self.clock_ns());
+        self.reads.fetch_add(1, Relaxed);
+        self.read_bytes.fetch_add(len as u64, Relaxed);
+        Ok(())
+    }
+
+    fn write_head(&self, offset: u64, len: usize, head: &[u8]) -> Result<(), DeviceError> {
+        let t0 = self.clock_ns();
+        self.inner.write_head(offset, len, head)?;
+        Self::add_time(&self.write_time_ns, t0, self.clock_ns());
+        self.count_write(offset, len);
+        Ok(())
+    }
+
+    fn write_heads(&self, ops: &[HeadWrite<'_>]) -> Result<(), DeviceError> {
+        let t0 = self.clock_ns();
+        self.inner.write_heads(ops)?;
+        Self::add_time(&self.write_time_ns, t0, self.clock_ns());
+        self.batches.fetch_add(1, Relaxed);
+        for op in ops {
+            self.count_write(op.offset, op.len);
         }
         Ok(())
     }

@@ -5,7 +5,8 @@
 /// inside an `impl Device for ...` block. The first argument says where the wrapped device
 /// is: a field of `self` (`inner => ...`), or behind a pointer (`deref => ...`, for
 /// `Arc<D>`/`Box<D>`); then the methods to forward, by name (`read_at`, `write_at`,
-/// `write_batch`, `sync`, `len`, `set_len`, `max_len`, `stats`, `alignment`, `describe`).
+/// `write_batch`, `read_head`, `write_head`, `write_heads`, `sync`, `len`, `set_len`,
+/// `max_len`, `stats`, `alignment`, `describe`).
 /// A method neither written nor forwarded keeps the trait's default (if it has one) —
 /// the compiler names a required one that is missing.
 ///
@@ -50,6 +51,21 @@ macro_rules! forward_device {
     (@method $to:tt write_batch) => {
         fn write_batch(&self, ops: &[$crate::WriteOp<'_>]) -> ::core::result::Result<(), $crate::DeviceError> {
             $crate::Device::write_batch($crate::forward_device!(@to self $to), ops)
+        }
+    };
+    (@method $to:tt read_head) => {
+        fn read_head(&self, offset: u64, len: usize, head: &mut [u8]) -> ::core::result::Result<(), $crate::DeviceError> {
+            $crate::Device::read_head($crate::forward_device!(@to self $to), offset, len, head)
+        }
+    };
+    (@method $to:tt write_head) => {
+        fn write_head(&self, offset: u64, len: usize, head: &[u8]) -> ::core::result::Result<(), $crate::DeviceError> {
+            $crate::Device::write_head($crate::forward_device!(@to self $to), offset, len, head)
+        }
+    };
+    (@method $to:tt write_heads) => {
+        fn write_heads(&self, ops: &[$crate::HeadWrite<'_>]) -> ::core::result::Result<(), $crate::DeviceError> {
+            $crate::Device::write_heads($crate::forward_device!(@to self $to), ops)
         }
     };
     (@method $to:tt sync) => {

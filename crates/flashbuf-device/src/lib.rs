@@ -49,6 +49,18 @@ pub struct WriteOp<'a> {
     pub data: &'a [u8],
 }
 
+/// One write of a metadata-only batch ([`Device::write_heads`]): `head` goes to byte
+/// `offset`, the request is `len` bytes long.
+#[derive(Debug, Clone, Copy)]
+pub struct HeadWrite<'a> {
+    /// Byte offset on the device.
+    pub offset: u64,
+    /// Length of the request in bytes (at least `head.len()`).
+    pub len: usize,
+    /// The bytes kept: the start of the range.
+    pub head: &'a [u8],
+}
+
 /// A byte-addressed block device.
 ///
 /// # Contract
@@ -62,6 +74,13 @@ pub struct WriteOp<'a> {
 /// - `sync` makes every write that completed before the call durable. After a failed sync
 ///   the state of unsynced writes is unknown; callers must not retry it and carry on
 ///   (fail-stop: poison the store).
+/// - Metadata-only requests (`--data none`, [`flashbuf_core::DataMode::Metadata`]):
+///   `read_head` / `write_head` / `write_heads` are requests of `len` bytes — timed, counted
+///   and checked exactly as `read_at` / `write_at` / `write_batch` of that length — that
+///   carry only the range's first `head.len()` bytes. After a `write_head` the rest of the
+///   range holds unspecified bytes; a `read_head` fills only `head`. The defaults move whole
+///   zero-padded ranges through the byte methods (correct for every device); devices that
+///   can skip the payload override them.
 /// - Offsets and lengths must be multiples of [`Device::alignment`].
 /// - Methods take `&self` and may be called from several threads; writes to overlapping
 ///   ranges from different threads without ordering are the caller's race.
@@ -76,6 +95,36 @@ pub trait Device: Send + Sync {
             self.write_at(op.offset, op.data)?;
         }
         Ok(())
+    }
+    /// Reads the first `head.len()` bytes of the `len`-byte range at `offset` as one
+    /// request of `len` bytes (see the contract).
+    fn read_head(&self, offset: u64, len: usize, head: &mut [u8]) -> Result<(), DeviceError> {
+        check_head(len, head.len())?;
+        let mut buf = vec![0u8; len];
+        self.read_at(offset, &mut buf)?;
+        head.copy_from_slice(&buf[..head.len()]);
+        Ok(())
+    }
+    /// Writes `head` at `offset` as one request of `len` bytes (see the contract).
+    fn write_head(&self, offset: u64, len: usize, head: &[u8]) -> Result<(), DeviceError> {
+        check_head(len, head.len())?;
+        self.write_at(offset, &padded(len, head))
+    }
+    /// Writes every op in order, as [`Device::write_batch`] would the whole ranges.
+    fn write_heads(&self, ops: &[HeadWrite<'_>]) -> Result<(), DeviceError> {
+        for op in ops {
+            check_head(op.len, op.head.len())?;
+        }
+        let bufs: Vec<Vec<u8>> = ops.iter().map(|op| padded(op.len, op.head)).collect();
+        let whole: Vec<WriteOp<'_>> = ops
+            .iter()
+            .zip(&bufs)
+            .map(|(op, data)| WriteOp {
+                offset: op.offset,
+                data,
+            })
+            .collect();
+        self.write_batch(&whole)
     }
     /// Makes every completed write durable.
     fn sync(&self) -> Result<(), DeviceError>;
@@ -103,13 +152,31 @@ pub trait Device: Send + Sync {
 }
 
 impl<D: Device + ?Sized> Device for Arc<D> {
-    forward_device!(deref => read_at, write_at, write_batch, sync, len, set_len, max_len, stats,
-                    alignment, describe);
+    forward_device!(deref => read_at, write_at, write_batch, read_head, write_head,
+                    write_heads, sync, len, set_len, max_len, stats, alignment, describe);
 }
 
 impl<D: Device + ?Sized> Device for Box<D> {
-    forward_device!(deref => read_at, write_at, write_batch, sync, len, set_len, max_len, stats,
-                    alignment, describe);
+    forward_device!(deref => read_at, write_at, write_batch, read_head, write_head,
+                    write_heads, sync, len, set_len, max_len, stats, alignment, describe);
+}
+
+/// `head` followed by zeros up to `len` bytes (the default metadata-only writes; the
+/// caller checked `head.len() <= len`).
+fn padded(len: usize, head: &[u8]) -> Vec<u8> {
+    let mut buf = vec![0u8; len];
+    buf[..head.len()].copy_from_slice(head);
+    buf
+}
+
+/// Refuses a metadata-only request whose kept bytes exceed its length.
+pub fn check_head(len: usize, head_len: usize) -> Result<(), DeviceError> {
+    if head_len > len {
+        return Err(DeviceError::Config(format!(
+            "a metadata-only request keeps {head_len} bytes of a {len}-byte range"
+        )));
+    }
+    Ok(())
 }
 
 /// Checks that `offset..offset+len` lies within `dev_len`.

@@ -1,6 +1,8 @@
 //! An in-memory device: sparse fixed-size chunks behind a lock.
 
-use crate::{check_range, counters::Counters, Device, DeviceError, IoOp, WriteOp};
+use crate::{
+    check_head, check_range, counters::Counters, Device, DeviceError, HeadWrite, IoOp, WriteOp,
+};
 use flashbuf_core::DeviceStats;
 use parking_lot::RwLock;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -171,6 +173,32 @@ impl Device for MemDevice {
         for op in ops {
             s.write(op.offset, op.data);
             self.counters.write(op.data.len());
+        }
+        Ok(())
+    }
+
+    fn read_head(&self, offset: u64, len: usize, head: &mut [u8]) -> Result<(), DeviceError> {
+        check_head(len, head.len())?;
+        let s = self.state.read();
+        check_range(IoOp::Read, offset, len, s.len)?;
+        s.read(offset, head);
+        self.counters.read(len);
+        Ok(())
+    }
+
+    fn write_head(&self, offset: u64, len: usize, head: &[u8]) -> Result<(), DeviceError> {
+        self.write_heads(&[HeadWrite { offset, len, head }])
+    }
+
+    fn write_heads(&self, ops: &[HeadWrite<'_>]) -> Result<(), DeviceError> {
+        let mut s = self.state.write();
+        for op in ops {
+            check_head(op.len, op.head.len())?;
+            check_range(IoOp::Write, op.offset, op.len, s.len)?;
+        }
+        for op in ops {
+            s.write(op.offset, op.head);
+            self.counters.write(op.len);
         }
         Ok(())
     }

@@ -219,6 +219,7 @@ fn with_facts(m: &Matrix, scan: Option<&TraceScan>) -> Result<Vec<RunConfig>, La
     for d in &m.devices {
         let ctx = BuildContext {
             page_size: b.page_size,
+            data: flashbuf_core::DataMode::Bytes,
             data_pages: scan.map_or(0, |s| s.dense_pages),
             seed: b.seed,
             facts: DeviceFacts::default(),

@@ -14,7 +14,8 @@
 //! ```
 
 use crate::dirty::DirtyBytes;
-use crate::registry::{validate_devices, validate_policy, validate_store, DeviceFacts};
+use crate::registry::{validate_devices, validate_policy, validate_store_data, DeviceFacts};
+use flashbuf_core::DataMode;
 use crate::spec::Spec;
 use crate::LabError;
 use flashbuf_pool::policy::offline::CostModel;
@@ -88,6 +89,10 @@ pub struct RunConfig {
     /// Which bytes a replayed write changes ([`crate::dirty`]): `Auto` is the trace's own
     /// ranges for a range I/O CSV replayed pass-through, else the whole page.
     pub dirty_bytes: DirtyBytes,
+    /// Whole pages (`--data bytes`, the default) or only their metadata (`--data none`:
+    /// frames and pages of [`flashbuf_core::METADATA_PAGE_BYTES`], every decision and device
+    /// request as with bytes; [`flashbuf_core::DataMode`]).
+    pub data: DataMode,
 }
 
 impl Default for RunConfig {
@@ -116,6 +121,7 @@ impl Default for RunConfig {
             presize: false,
             warmup: Warmup::None,
             dirty_bytes: DirtyBytes::Auto,
+            data: DataMode::Bytes,
         }
     }
 }
@@ -201,8 +207,16 @@ impl RunConfig {
                 ));
             }
         }
+        if self.data == DataMode::Metadata
+            && matches!(self.dirty_bytes, DirtyBytes::Trace | DirtyBytes::Empirical(_))
+        {
+            return Err(LabError::Usage(format!(
+                "--dirty-bytes {} with --data none: a metadata-only page has no bytes to change",
+                self.dirty_bytes
+            )));
+        }
         validate_policy(&self.policy)?;
-        validate_store(&self.store, self.page_size)?;
+        validate_store_data(&self.store, self.page_size, self.data)?;
         validate_devices([&self.device])
     }
 }

@@ -165,6 +165,10 @@ pub struct RunResult {
     /// Page writes during the warm-up.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cold_page_writes: Option<u64>,
+    /// What pages carried (`--data`): `bytes`, or `none` (metadata only; only serialized
+    /// then, so results of byte runs stay as they were).
+    #[serde(skip_serializing_if = "is_bytes")]
+    pub data: &'static str,
     // ---- dirty bytes (`--dirty-bytes`; see `crate::dirty`) ----
     /// Which bytes a write changed: `whole`, `trace` (the trace's own ranges) or
     /// `empirical:FILE`.
@@ -470,4 +474,9 @@ pub fn json(runs: &[RunResult]) -> String {
     }
     serde_json::to_string_pretty(&Doc { runs })
         .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+}
+
+/// Whether a run's data mode is the default (`bytes`, or unset).
+fn is_bytes(data: &&'static str) -> bool {
+    data.is_empty() || *data == "bytes"
 }

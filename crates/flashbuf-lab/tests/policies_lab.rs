@@ -148,6 +148,7 @@ fn belady_has_the_fewest_misses() {
 fn bad_names_and_options_are_usage_errors() {
     let ctx = BuildContext {
         page_size: 4096,
+        data: flashbuf_core::DataMode::Bytes,
         data_pages: 10,
         seed: 1,
         facts: DeviceFacts::default(),

@@ -64,6 +64,7 @@ fn args() -> Args {
 fn ctx(data_pages: u64) -> BuildContext {
     BuildContext {
         page_size: PS,
+        data: flashbuf_core::DataMode::Bytes,
         data_pages,
         seed: 7,
         facts: Default::default(),

@@ -27,6 +27,13 @@
 //!
 //! Format: a direct store formatted before the written-page map (an empty state payload)
 //! is refused with a message saying so.
+//!
+//! Metadata only ([`DataMode::Metadata`], `--data none`, issue 17): callers exchange
+//! [`METADATA_PAGE_BYTES`]-byte pages (header and stamp, sealed and checked as usual); each
+//! page keeps its logical place and length on the device and goes down as a metadata-only
+//! request of the whole page ([`Device::write_head`]), so the device times and counts what
+//! it would with bytes. The superblock records the mode (its configuration fingerprint):
+//! a store formatted in one mode is refused in the other.
 
 use crate::counters::StoreCounters;
 use crate::growth::{check_fits, Growth};
@@ -36,8 +43,10 @@ use crate::written_map::WrittenMap;
 use crate::{PageStore, PageWrite, Poison, ReadOutcome, StoreError, StoreStats, Superblock};
 use flashbuf_core::config::{ConfigError, OptionSpec, Options};
 use flashbuf_core::page::{self, is_valid_page_size, PageCheckError, PageState};
-use flashbuf_core::{DeviceStats, DirtyRanges, PageId};
-use flashbuf_device::{Device, WriteOp};
+use flashbuf_core::{DataMode, DeviceStats, DirtyRanges, PageId};
+#[cfg(doc)]
+use flashbuf_core::METADATA_PAGE_BYTES;
+use flashbuf_device::{Device, HeadWrite, WriteOp};
 
 /// Configuration of a [`DirectStore`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,6 +55,8 @@ pub struct DirectStoreConfig {
     pub page_size: usize,
     /// How much the data area grows at a time when a write lands beyond its end.
     pub grow_bytes: u64,
+    /// Whole pages, or only their metadata (module docs).
+    pub data: DataMode,
 }
 
 impl Default for DirectStoreConfig {
@@ -53,6 +64,7 @@ impl Default for DirectStoreConfig {
         Self {
             page_size: 4096,
             grow_bytes: 64 << 20,
+            data: DataMode::Bytes,
         }
     }
 }
@@ -69,6 +81,15 @@ impl DirectStoreConfig {
 
 /// Kind name written in the superblock.
 pub const KIND: &str = "direct";
+
+/// The superblock's configuration fingerprint of each data mode (0 for bytes, as every
+/// direct store formatted before the mode existed).
+fn fingerprint(data: DataMode) -> u64 {
+    match data {
+        DataMode::Bytes => 0,
+        DataMode::Metadata => u64::from_le_bytes(*b"no-bytes"),
+    }
+}
 
 /// Bytes of one copy of the direct store's state record (the extent and the written-page
 /// map).
@@ -143,7 +164,7 @@ impl<D: Device> DirectStore<D> {
             kind: KIND.to_string(),
             page_size: cfg.page_size as u32,
             data_offset,
-            config_fingerprint: 0,
+            config_fingerprint: fingerprint(cfg.data),
             salt: 0,
             state_copy_bytes: STATE_COPY_BYTES as u32,
             extra: Vec::new(),
@@ -165,7 +186,13 @@ impl<D: Device> DirectStore<D> {
     pub fn open(dev: D, cfg: DirectStoreConfig) -> Result<Self, StoreError> {
         Self::check_config(&cfg)?;
         let sb = Superblock::read(&dev)?;
-        sb.expect(KIND, cfg.page_size, 0)?;
+        if sb.kind == KIND && sb.config_fingerprint != fingerprint(cfg.data) {
+            return Err(StoreError::Format(format!(
+                "the store was not formatted for --data {}: a store keeps its pages' bytes or only their metadata for life",
+                cfg.data
+            )));
+        }
+        sb.expect(KIND, cfg.page_size, fingerprint(cfg.data))?;
         StateArea::check_copy_size(&sb, STATE_COPY_BYTES, "direct")?;
         let reserved = Superblock::reserved_bytes(cfg.page_size);
         if sb.data_offset < reserved {
@@ -245,12 +272,48 @@ impl<D: Device> DirectStore<D> {
         Ok(off)
     }
 
+    /// Bytes of a page as callers exchange it.
+    fn buf_bytes(&self) -> usize {
+        self.cfg.data.buffer_bytes(self.cfg.page_size)
+    }
+
     fn check_buf(&self, len: usize) -> Result<(), StoreError> {
-        crate::checks::check_buf(len, self.cfg.page_size)
+        crate::checks::check_buf(len, self.buf_bytes())
     }
 
     fn check_sealed(&self, pid: PageId, page: &[u8]) -> Result<(), StoreError> {
-        crate::checks::check_sealed(pid, page, self.cfg.page_size)
+        crate::checks::check_sealed(pid, page, self.buf_bytes())
+    }
+
+    /// Writes `page` (checked) at `off` as a request of one whole page.
+    fn write_one(&self, off: u64, page: &[u8]) -> Result<(), StoreError> {
+        let r = match self.cfg.data {
+            DataMode::Bytes => self.dev.write_at(off, page),
+            DataMode::Metadata => self.dev.write_head(off, self.cfg.page_size, page),
+        };
+        self.poison.guard(r)
+    }
+
+    /// Writes `(offset, page)` pairs (checked) as one device batch of whole pages.
+    fn write_batch(&self, pages: &[(u64, &[u8])]) -> Result<(), StoreError> {
+        let r = match self.cfg.data {
+            DataMode::Bytes => {
+                let ops: Vec<WriteOp<'_>> = pages
+                    .iter()
+                    .map(|&(offset, data)| WriteOp { offset, data })
+                    .collect();
+                self.dev.write_batch(&ops)
+            }
+            DataMode::Metadata => {
+                let len = self.cfg.page_size;
+                let ops: Vec<HeadWrite<'_>> = pages
+                    .iter()
+                    .map(|&(offset, head)| HeadWrite { offset, len, head })
+                    .collect();
+                self.dev.write_heads(&ops)
+            }
+        };
+        self.poison.guard(r)
     }
 }
 
@@ -260,7 +323,7 @@ impl<D: Device> PageStore for DirectStore<D> {
     }
 
     fn page_size(&self) -> usize {
-        self.cfg.page_size
+        self.buf_bytes()
     }
 
     fn read_page(&self, pid: PageId, buf: &mut [u8]) -> Result<ReadOutcome, StoreError> {
@@ -272,7 +335,11 @@ impl<D: Device> PageStore for DirectStore<D> {
             buf.fill(0);
             Ok(PageState::Unwritten)
         } else {
-            self.poison.guard(self.dev.read_at(off, buf))?;
+            let r = match self.cfg.data {
+                DataMode::Bytes => self.dev.read_at(off, buf),
+                DataMode::Metadata => self.dev.read_head(off, self.cfg.page_size, buf),
+            };
+            self.poison.guard(r)?;
             page::check(buf, pid)
         };
         match state {
@@ -298,8 +365,8 @@ impl<D: Device> PageStore for DirectStore<D> {
         self.check_sealed(pid, page)?;
         let off = self.write_offset_of(pid)?;
         self.grow
-            .ensure(&self.dev, &self.poison, off + page.len() as u64)?;
-        self.poison.guard(self.dev.write_at(off, page))?;
+            .ensure(&self.dev, &self.poison, off + self.cfg.page_size as u64)?;
+        self.write_one(off, page)?;
         self.written.insert(pid);
         self.counters.wrote(1);
         Ok(())
@@ -312,14 +379,11 @@ impl<D: Device> PageStore for DirectStore<D> {
         for w in batch {
             self.check_sealed(w.pid, w.page)?;
             let off = self.write_offset_of(w.pid)?;
-            end = end.max(off + w.page.len() as u64);
-            ops.push(WriteOp {
-                offset: off,
-                data: w.page,
-            });
+            end = end.max(off + self.cfg.page_size as u64);
+            ops.push((off, w.page));
         }
         self.grow.ensure(&self.dev, &self.poison, end)?;
-        self.poison.guard(self.dev.write_batch(&ops))?;
+        self.write_batch(&ops)?;
         for w in batch {
             self.written.insert(w.pid);
         }
@@ -390,10 +454,11 @@ struct DirectFactory {
 }
 
 impl DirectFactory {
-    fn config(&self, page_size: usize) -> DirectStoreConfig {
+    fn config(&self, page_size: usize, data: DataMode) -> DirectStoreConfig {
         DirectStoreConfig {
             page_size,
             grow_bytes: self.grow.bytes(page_size),
+            data,
         }
     }
 }
@@ -406,7 +471,7 @@ impl StoreFactory for DirectFactory {
     ) -> Result<Box<dyn PageStore>, StoreError> {
         Ok(Box::new(DirectStore::create(
             device,
-            self.config(ctx.page_size),
+            self.config(ctx.page_size, ctx.data),
         )?))
     }
 
@@ -417,12 +482,12 @@ impl StoreFactory for DirectFactory {
     ) -> Result<Box<dyn PageStore>, StoreError> {
         Ok(Box::new(DirectStore::open(
             device,
-            self.config(ctx.page_size),
+            self.config(ctx.page_size, ctx.data),
         )?))
     }
 
     fn check(&self, page_size: usize) -> Result<(), ConfigError> {
-        DirectStore::<Box<dyn Device>>::check_config(&self.config(page_size))
+        DirectStore::<Box<dyn Device>>::check_config(&self.config(page_size, DataMode::Bytes))
             .map_err(|e| registry::invalid(KIND, e))
     }
 }

@@ -7,7 +7,7 @@ use super::nand::{NandGeometry, WearSummary};
 use super::profiles::{DeviceModel, SimProfile};
 use super::queue::{Queues, StreamId};
 use super::steady::{precondition_ftl, preconditioned, Precondition, SteadyReport};
-use crate::{Device, DeviceError, WriteOp};
+use crate::{Device, DeviceError, HeadWrite, WriteOp};
 use flashbuf_core::DeviceStats;
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
@@ -293,6 +293,22 @@ impl Device for SimDevice {
 
     fn write_batch(&self, ops: &[WriteOp<'_>]) -> Result<(), DeviceError> {
         self.inner.lock().write_batch_queued(ops)
+    }
+
+    fn read_head(&self, offset: u64, len: usize, head: &mut [u8]) -> Result<(), DeviceError> {
+        self.inner
+            .lock()
+            .read_head_on(StreamId::MAIN, offset, len, head)
+    }
+
+    fn write_head(&self, offset: u64, len: usize, head: &[u8]) -> Result<(), DeviceError> {
+        self.inner
+            .lock()
+            .write_head_on(StreamId::MAIN, offset, len, head)
+    }
+
+    fn write_heads(&self, ops: &[HeadWrite<'_>]) -> Result<(), DeviceError> {
+        self.inner.lock().write_heads_queued(ops)
     }
 
     fn sync(&self) -> Result<(), DeviceError> {

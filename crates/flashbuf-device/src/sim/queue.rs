@@ -33,7 +33,7 @@
 //!   one slot: the ops one after another, as the papers' synchronous setups issue them.
 
 use super::device::{Backend, Inner, SimDevice};
-use crate::{check_range, DeviceError, IoOp, WriteOp};
+use crate::{check_head, check_range, DeviceError, HeadWrite, IoOp, WriteOp};
 use serde::{Deserialize, Serialize};
 
 /// A submission stream of one [`SimDevice`] (see the module docs).
@@ -124,30 +124,28 @@ impl Queues {
 
 /// What a request asks of the back end.
 #[derive(Clone, Copy)]
-enum Req<'a> {
+enum Req {
     Read { offset: u64, len: u64 },
-    Write { offset: u64, data: &'a [u8] },
+    Write { offset: u64, len: u64 },
     Sync,
 }
 
 impl Inner {
     /// Serves `req` starting at `*clock`, moves `*clock` to its completion and counts its
     /// latency. Bytes and counters are the caller's.
-    fn serve(&mut self, clock: &mut u64, req: Req<'_>) {
+    fn serve(&mut self, clock: &mut u64, req: Req) {
         let start = *clock;
         let done = match &mut self.backend {
             Backend::Flash(f) => match req {
                 Req::Read { offset, len } => f.read(offset, len, start),
-                Req::Write { offset, data } => {
-                    f.write(offset, data.len() as u64, start, &mut self.seq)
-                }
+                Req::Write { offset, len } => f.write(offset, len, start, &mut self.seq),
                 Req::Sync => f.sync(start),
             },
             Backend::Hdd(h) => {
                 let at = start.max(self.q.disk_free_ns);
                 let done = match req {
                     Req::Read { offset, len } => h.read(offset, len, at),
-                    Req::Write { offset, data } => h.write(offset, data.len() as u64, at),
+                    Req::Write { offset, len } => h.write(offset, len, at),
                     Req::Sync => h.sync(at),
                 };
                 self.q.disk_free_ns = done.max(at);
@@ -160,17 +158,20 @@ impl Inner {
         self.q.requests += 1;
     }
 
-    /// Writes `data` at `offset` (range checked by the caller) as one request at `*clock`.
-    fn write_timed(&mut self, clock: &mut u64, offset: u64, data: &[u8]) {
-        if data.is_empty() {
+    /// Writes a request of `len` bytes at `offset` (range checked by the caller) at
+    /// `*clock`, keeping `head` (all of the request's bytes, or only their start in
+    /// metadata-only requests) in the image.
+    fn write_timed(&mut self, clock: &mut u64, offset: u64, len: usize, head: &[u8]) {
+        if len == 0 {
             return;
         }
         let at = offset as usize;
-        self.image[at..at + data.len()].copy_from_slice(data);
-        self.written_end = self.written_end.max(at + data.len());
-        self.serve(clock, Req::Write { offset, data });
+        self.image[at..at + head.len()].copy_from_slice(head);
+        self.written_end = self.written_end.max(at + head.len());
+        let len = len as u64;
+        self.serve(clock, Req::Write { offset, len });
         self.stats.writes += 1;
-        self.stats.written_bytes += data.len() as u64;
+        self.stats.written_bytes += len;
     }
 
     pub(super) fn write_on(
@@ -179,9 +180,21 @@ impl Inner {
         offset: u64,
         data: &[u8],
     ) -> Result<(), DeviceError> {
-        check_range(IoOp::Write, offset, data.len(), self.len)?;
+        self.write_head_on(s, offset, data.len(), data)
+    }
+
+    /// A request of `len` bytes at `offset` on stream `s` that keeps only `head`.
+    pub(super) fn write_head_on(
+        &mut self,
+        s: StreamId,
+        offset: u64,
+        len: usize,
+        head: &[u8],
+    ) -> Result<(), DeviceError> {
+        check_head(len, head.len())?;
+        check_range(IoOp::Write, offset, len, self.len)?;
         let mut clock = self.q.clock(s)?;
-        self.write_timed(&mut clock, offset, data);
+        self.write_timed(&mut clock, offset, len, head);
         self.q.clocks[s.0] = clock;
         Ok(())
     }
@@ -192,14 +205,26 @@ impl Inner {
         offset: u64,
         buf: &mut [u8],
     ) -> Result<(), DeviceError> {
-        check_range(IoOp::Read, offset, buf.len(), self.len)?;
+        self.read_head_on(s, offset, buf.len(), buf)
+    }
+
+    /// A read request of `len` bytes at `offset` on stream `s` that fills only `head`.
+    pub(super) fn read_head_on(
+        &mut self,
+        s: StreamId,
+        offset: u64,
+        len: usize,
+        head: &mut [u8],
+    ) -> Result<(), DeviceError> {
+        check_head(len, head.len())?;
+        check_range(IoOp::Read, offset, len, self.len)?;
         let mut clock = self.q.clock(s)?;
-        if buf.is_empty() {
+        if len == 0 {
             return Ok(());
         }
         let at = offset as usize;
-        buf.copy_from_slice(&self.image[at..at + buf.len()]);
-        let len = buf.len() as u64;
+        head.copy_from_slice(&self.image[at..at + head.len()]);
+        let len = len as u64;
         self.serve(&mut clock, Req::Read { offset, len });
         self.q.clocks[s.0] = clock;
         self.stats.reads += 1;
@@ -217,21 +242,41 @@ impl Inner {
 
     /// `write_batch` on the main stream at the device's queue depth (module docs).
     pub(super) fn write_batch_queued(&mut self, ops: &[WriteOp<'_>]) -> Result<(), DeviceError> {
+        self.queued(ops.len(), |i| (ops[i].offset, ops[i].data.len(), ops[i].data))
+    }
+
+    /// `write_heads` as [`Inner::write_batch_queued`] serves whole ranges.
+    pub(super) fn write_heads_queued(&mut self, ops: &[HeadWrite<'_>]) -> Result<(), DeviceError> {
         for op in ops {
-            check_range(IoOp::Write, op.offset, op.data.len(), self.len)?;
+            check_head(op.len, op.head.len())?;
+        }
+        self.queued(ops.len(), |i| (ops[i].offset, ops[i].len, ops[i].head))
+    }
+
+    /// Serves `n` writes, op `i` being `(offset, len, kept bytes)`, each on the slot of
+    /// the queue that frees first.
+    fn queued<'a>(
+        &mut self,
+        n: usize,
+        op: impl Fn(usize) -> (u64, usize, &'a [u8]),
+    ) -> Result<(), DeviceError> {
+        for i in 0..n {
+            let (offset, len, _) = op(i);
+            check_range(IoOp::Write, offset, len, self.len)?;
         }
         let base = self.q.clocks[0];
         let mut slots = std::mem::take(&mut self.q.slots);
         slots.clear();
         slots.resize(self.q.depth.max(1) as usize, base);
-        for op in ops {
+        for i in 0..n {
             let mut slot = 0;
-            for (i, &c) in slots.iter().enumerate() {
+            for (j, &c) in slots.iter().enumerate() {
                 if c < slots[slot] {
-                    slot = i;
+                    slot = j;
                 }
             }
-            self.write_timed(&mut slots[slot], op.offset, op.data);
+            let (offset, len, head) = op(i);
+            self.write_timed(&mut slots[slot], offset, len, head);
         }
         self.q.clocks[0] = slots.iter().copied().fold(base, u64::max);
         self.q.slots = slots;

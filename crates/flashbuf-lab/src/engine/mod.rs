@@ -208,6 +208,7 @@ impl EngineConfig {
     fn context(&self) -> BuildContext {
         BuildContext {
             page_size: self.page_size,
+            data: flashbuf_core::DataMode::Bytes,
             data_pages: self.capacity_bytes / self.page_size.max(1) as u64,
             seed: self.seed,
             facts: Default::default(),

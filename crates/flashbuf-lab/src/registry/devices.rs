@@ -146,6 +146,7 @@ mod tests {
             &spec("cost"),
             &BuildContext {
                 page_size: 4096,
+                data: flashbuf_core::DataMode::Bytes,
                 data_pages: 1,
                 seed: 1,
                 facts: DeviceFacts::default(),

@@ -17,6 +17,8 @@ pub use flashbuf_core::DeviceFacts;
 pub struct BuildContext {
     /// Page size in bytes.
     pub page_size: usize,
+    /// Whole pages or metadata only (`--data`).
+    pub data: flashbuf_core::DataMode,
     /// Dense pages the trace touches (capacity hint; 0 if unknown).
     pub data_pages: u64,
     /// Seed of the run.
@@ -39,6 +41,7 @@ mod tests {
     fn ctx() -> BuildContext {
         BuildContext {
             page_size: 4096,
+            data: flashbuf_core::DataMode::Bytes,
             data_pages: 10,
             seed: 1,
             facts: DeviceFacts::default(),

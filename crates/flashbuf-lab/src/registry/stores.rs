@@ -22,7 +22,19 @@ pub fn parse_store(spec: &Spec) -> Result<ParsedStore, LabError> {
 /// Checks `spec` for runs of `page_size` without building anything (name, options, and
 /// what the page size decides); run for every store of a matrix before the first run.
 pub fn validate_store(spec: &Spec, page_size: usize) -> Result<(), LabError> {
-    parse_store(spec)?.factory.check(page_size)?;
+    validate_store_data(spec, page_size, flashbuf_core::DataMode::Bytes)
+}
+
+/// [`validate_store`] for runs in data mode `data` (`--data none` refuses the stores
+/// that do not take it, saying why).
+pub fn validate_store_data(
+    spec: &Spec,
+    page_size: usize,
+    data: flashbuf_core::DataMode,
+) -> Result<(), LabError> {
+    let p = parse_store(spec)?;
+    p.factory.check(page_size)?;
+    p.check_data(data)?;
     Ok(())
 }
 
@@ -41,6 +53,7 @@ fn with_context<T>(ctx: &BuildContext, f: impl FnOnce(&StoreContext<'_>) -> T) -
     f(&StoreContext {
         page_size: ctx.page_size,
         seed: ctx.seed,
+        data: ctx.data,
         data_pages: ctx.data_pages,
         measure_profile: Some(&measure),
     })
@@ -61,7 +74,7 @@ pub fn build_store(
     ctx: &BuildContext,
 ) -> Result<Box<dyn PageStore>, LabError> {
     let p = parse_store(spec)?;
-    with_context(ctx, |s| p.factory.create(device, s)).map_err(lab_error)
+    with_context(ctx, |s| p.create(device, s)).map_err(lab_error)
 }
 
 /// Opens (recovers) the store named by `spec` on `device`.
@@ -71,7 +84,7 @@ pub fn open_store(
     ctx: &BuildContext,
 ) -> Result<Box<dyn PageStore>, LabError> {
     let p = parse_store(spec)?;
-    with_context(ctx, |s| p.factory.open(device, s)).map_err(lab_error)
+    with_context(ctx, |s| p.open(device, s)).map_err(lab_error)
 }
 
 /// The configuration `stable-buffer:...` names for a store on `device` (for callers that
@@ -95,6 +108,7 @@ mod tests {
     fn ctx() -> BuildContext {
         BuildContext {
             page_size: 4096,
+            data: flashbuf_core::DataMode::Bytes,
             data_pages: 16,
             seed: 1,
             facts: DeviceFacts::default(),

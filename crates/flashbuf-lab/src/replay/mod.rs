@@ -203,6 +203,7 @@ fn replay_on(
         None => run_passthrough(&mut rp, feed, store, source.as_mut(), hook, clock)?,
     };
     r.dirty_model = ctx.dirty.to_string();
+    r.data = cfg.data.name();
     rp.progress.finish_and_clear();
     if let Some((mean, p99)) = rp.latency.summary_us() {
         r.response_time_mean_us = Some(mean);
@@ -371,7 +372,7 @@ fn run_pool(
     r.store_report = pool.store().report().into_iter().collect();
     if cfg.paranoid {
         pool.check_invariants().map_err(LabError::Invariant)?;
-        util::verify_all(pool.store(), &mut rp.oracle, cfg.page_size)?;
+        util::verify_all(pool.store(), &mut rp.oracle)?;
     }
     hook.finish(pool.store(), &mut r)?;
     Ok(r)
@@ -422,7 +423,7 @@ fn run_passthrough(
     if cfg.paranoid {
         store.check_invariants().map_err(LabError::Invariant)?;
         match &ranges {
-            None => util::verify_all(&store, &mut rp.oracle, cfg.page_size)?,
+            None => util::verify_all(&store, &mut rp.oracle)?,
             Some((_, c)) => passthrough_ranges::verify_all_ranges(&store, &mut rp.oracle, c)?,
         }
     }

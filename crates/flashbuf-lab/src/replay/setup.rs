@@ -44,8 +44,9 @@ pub(super) fn plan(
     scan: Option<&TraceScan>,
     pool: bool,
 ) -> Result<Plan, LabError> {
+    let frame_bytes = cfg.data.buffer_bytes(cfg.page_size) as u64;
     let huge_pool = matches!(cfg.buffer, BufferSize::Pages(n)
-        if (n as u64).saturating_mul(cfg.page_size as u64) > CAP_ABOVE_BYTES);
+        if (n as u64).saturating_mul(frame_bytes) > CAP_ABOVE_BYTES);
     let needs_scan = huge_pool
         || matches!(cfg.buffer, BufferSize::Ratio(_))
         || device_needs_capacity(&cfg.device)
@@ -76,7 +77,7 @@ pub(super) fn plan(
     if pool {
         crate::limits::check_pool_fits(
             frames,
-            cfg.page_size,
+            cfg.data.buffer_bytes(cfg.page_size),
             &format!("buffer of {}", cfg.buffer),
         )?;
     }
@@ -85,6 +86,7 @@ pub(super) fn plan(
     Ok(Plan {
         ctx: BuildContext {
             page_size: cfg.page_size,
+            data: cfg.data,
             data_pages: scan.as_ref().map_or(0, |s| s.dense_pages),
             seed: cfg.seed,
             facts: Default::default(),
@@ -197,6 +199,11 @@ pub(super) fn resolve_dirty(cfg: &RunConfig, plan: &Plan) -> Result<DirtyBytes, 
         Some(f) => cfg.dirty_bytes.resolve(f)?,
         None => cfg.dirty_bytes.clone(),
     };
+    if model != DirtyBytes::Whole && cfg.data == flashbuf_core::DataMode::Metadata {
+        return Err(LabError::Usage(format!(
+            "--dirty-bytes {model} with --data none: a metadata-only page has no bytes to change; use --dirty-bytes whole"
+        )));
+    }
     if model != DirtyBytes::Whole && plan.feed.transform.is_some() {
         return Err(LabError::Usage(format!(
             "--dirty-bytes {model} with --workload: the transform changes which references write; use --dirty-bytes whole"

@@ -45,9 +45,8 @@ pub(super) fn progress_bar(cfg: &RunConfig, scan: Option<&TraceScan>) -> Progres
 pub(super) fn verify_all(
     store: &dyn PageStore,
     oracle: &mut Oracle,
-    page_size: usize,
 ) -> Result<(), LabError> {
-    let mut buf = AlignedBuf::zeroed(page_size, 4096);
+    let mut buf = AlignedBuf::zeroed(store.page_size(), 4096);
     let written: Vec<(PageId, u32)> = oracle.written().collect();
     for (pid, _) in written {
         match store.read_page(pid, &mut buf) {

@@ -85,6 +85,7 @@ impl<'a> Runner<'a> {
         let dense = self.scan(trace, page_size)?.dense_pages;
         let ctx = BuildContext {
             page_size,
+            data: flashbuf_core::DataMode::Bytes,
             data_pages: dense,
             seed: self.opts.seed,
             facts: DeviceFacts::default(),

@@ -20,7 +20,7 @@
 
 use super::models::AsymmetryModel;
 use flashbuf_core::{ConfigError, DeviceFacts, DeviceStats};
-use flashbuf_device::{Device, DeviceError, WriteOp};
+use flashbuf_device::{Device, DeviceError, HeadWrite, WriteOp};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
@@ -175,6 +175,24 @@ impl<D: Device> Device for AsymmetryDevice<D> {
     fn write_batch(&self, ops: &[WriteOp<'_>]) -> Result<(), DeviceError> {
         let (t0, s) = (self.clock_us(), self.write_scale());
         self.inner.write_batch(ops)?;
+        self.stretch(t0, s);
+        Ok(())
+    }
+    fn read_head(&self, offset: u64, len: usize, head: &mut [u8]) -> Result<(), DeviceError> {
+        let (t0, s) = (self.clock_us(), self.read_scale());
+        self.inner.read_head(offset, len, head)?;
+        self.stretch(t0, s);
+        Ok(())
+    }
+    fn write_head(&self, offset: u64, len: usize, head: &[u8]) -> Result<(), DeviceError> {
+        let (t0, s) = (self.clock_us(), self.write_scale());
+        self.inner.write_head(offset, len, head)?;
+        self.stretch(t0, s);
+        Ok(())
+    }
+    fn write_heads(&self, ops: &[HeadWrite<'_>]) -> Result<(), DeviceError> {
+        let (t0, s) = (self.clock_us(), self.write_scale());
+        self.inner.write_heads(ops)?;
         self.stretch(t0, s);
         Ok(())
     }

@@ -486,6 +486,7 @@ mod tests {
         use flashbuf_store::stable_buffer::{FlushMode, Recognition};
         let ctx = BuildContext {
             page_size: 4096,
+            data: flashbuf_core::DataMode::Bytes,
             data_pages: 16,
             seed: 1,
             facts: crate::registry::DeviceFacts::default(),
