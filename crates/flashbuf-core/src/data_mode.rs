@@ -63,6 +63,9 @@ impl FromStr for DataMode {
     }
 }
 
+// The header and the lab oracle's 16-byte stamp fit a metadata-only page.
+const _: () = assert!(METADATA_PAGE_BYTES >= crate::page::HEADER_BYTES + 16);
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,6 +78,5 @@ mod tests {
         assert_eq!(DataMode::Metadata.buffer_bytes(8192), 64);
         assert_eq!(DataMode::Bytes.buffer_bytes(8192), 8192);
         assert_eq!(DataMode::Metadata.to_string(), "none");
-        assert!(METADATA_PAGE_BYTES >= crate::page::HEADER_BYTES + 16);
     }
 }

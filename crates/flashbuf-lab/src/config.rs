@@ -15,9 +15,9 @@
 
 use crate::dirty::DirtyBytes;
 use crate::registry::{validate_devices, validate_policy, validate_store_data, DeviceFacts};
-use flashbuf_core::DataMode;
 use crate::spec::Spec;
 use crate::LabError;
+use flashbuf_core::DataMode;
 use flashbuf_pool::policy::offline::CostModel;
 use flashbuf_trace::Format;
 use flashbuf_workload::dynamics::Dynamics;
@@ -208,7 +208,10 @@ impl RunConfig {
             }
         }
         if self.data == DataMode::Metadata
-            && matches!(self.dirty_bytes, DirtyBytes::Trace | DirtyBytes::Empirical(_))
+            && matches!(
+                self.dirty_bytes,
+                DirtyBytes::Trace | DirtyBytes::Empirical(_)
+            )
         {
             return Err(LabError::Usage(format!(
                 "--dirty-bytes {} with --data none: a metadata-only page has no bytes to change",

@@ -95,6 +95,7 @@ fn pool(spec: &str, frames: usize, refs: &[(bool, u64)]) -> BufferPool<DirectSto
     let cfg = DirectStoreConfig {
         page_size: 512,
         grow_bytes: 64 << 20,
+        ..Default::default()
     };
     let store = DirectStore::create(MemDevice::new(0), cfg).expect("store");
     BufferPool::new(store, frames, policy(spec, frames, refs)).expect("pool")

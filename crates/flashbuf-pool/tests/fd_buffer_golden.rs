@@ -61,6 +61,7 @@ fn sd_card_store() -> DirectStore<CostDevice<MemDevice>> {
         DirectStoreConfig {
             page_size: 512,
             grow_bytes: 64 << 10,
+            ..Default::default()
         },
     )
     .unwrap()

@@ -100,6 +100,7 @@ fn store() -> DirectStore<MemDevice> {
     let cfg = DirectStoreConfig {
         page_size: PAGE_SIZE,
         grow_bytes: 4 << 20,
+        ..Default::default()
     };
     DirectStore::create(MemDevice::new(0), cfg).unwrap()
 }

@@ -118,6 +118,7 @@ fn round(seed: u64, direct_io: bool) {
     let cfg = DirectStoreConfig {
         page_size: PS,
         grow_bytes: 16 * PS as u64,
+        ..Default::default()
     };
     let store = DirectStore::create(dev, cfg).unwrap();
     let pool = Arc::new(BufferPool::new(store, FRAMES, Box::new(Lru::new(FRAMES))).unwrap());

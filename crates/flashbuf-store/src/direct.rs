@@ -43,9 +43,9 @@ use crate::written_map::WrittenMap;
 use crate::{PageStore, PageWrite, Poison, ReadOutcome, StoreError, StoreStats, Superblock};
 use flashbuf_core::config::{ConfigError, OptionSpec, Options};
 use flashbuf_core::page::{self, is_valid_page_size, PageCheckError, PageState};
-use flashbuf_core::{DataMode, DeviceStats, DirtyRanges, PageId};
 #[cfg(doc)]
 use flashbuf_core::METADATA_PAGE_BYTES;
+use flashbuf_core::{DataMode, DeviceStats, DirtyRanges, PageId};
 use flashbuf_device::{Device, HeadWrite, WriteOp};
 
 /// Configuration of a [`DirectStore`].

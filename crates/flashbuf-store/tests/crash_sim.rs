@@ -252,6 +252,7 @@ mod harness_catches_broken_stores {
         DirectStoreConfig {
             page_size: ps,
             grow_bytes: 8 * ps as u64,
+            ..Default::default()
         }
     }
 

@@ -19,6 +19,7 @@ fn cfg(ps: usize) -> DirectStoreConfig {
     DirectStoreConfig {
         page_size: ps,
         grow_bytes: 64 << 10,
+        ..Default::default()
     }
 }
 

@@ -242,7 +242,9 @@ impl Inner {
 
     /// `write_batch` on the main stream at the device's queue depth (module docs).
     pub(super) fn write_batch_queued(&mut self, ops: &[WriteOp<'_>]) -> Result<(), DeviceError> {
-        self.queued(ops.len(), |i| (ops[i].offset, ops[i].data.len(), ops[i].data))
+        self.queued(ops.len(), |i| {
+            (ops[i].offset, ops[i].data.len(), ops[i].data)
+        })
     }
 
     /// `write_heads` as [`Inner::write_batch_queued`] serves whole ranges.

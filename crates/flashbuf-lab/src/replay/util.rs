@@ -42,10 +42,7 @@ pub(super) fn progress_bar(cfg: &RunConfig, scan: Option<&TraceScan>) -> Progres
 }
 
 /// Reads every page the oracle saw written straight from the store and checks its stamp.
-pub(super) fn verify_all(
-    store: &dyn PageStore,
-    oracle: &mut Oracle,
-) -> Result<(), LabError> {
+pub(super) fn verify_all(store: &dyn PageStore, oracle: &mut Oracle) -> Result<(), LabError> {
     let mut buf = AlignedBuf::zeroed(store.page_size(), 4096);
     let written: Vec<(PageId, u32)> = oracle.written().collect();
     for (pid, _) in written {

@@ -94,6 +94,7 @@ pub fn small_store() -> flashbuf_store::DirectStore<flashbuf_device::MemDevice> 
         flashbuf_store::DirectStoreConfig {
             page_size: 512,
             grow_bytes: 64 << 10,
+            ..Default::default()
         },
     )
     .expect("create store")

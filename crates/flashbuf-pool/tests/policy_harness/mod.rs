@@ -66,6 +66,7 @@ pub fn small_store() -> DirectStore<MemDevice> {
     let cfg = DirectStoreConfig {
         page_size: 512,
         grow_bytes: 256 << 10,
+        ..Default::default()
     };
     DirectStore::create(MemDevice::new(0), cfg).unwrap()
 }

@@ -30,6 +30,7 @@ pub fn store(device: &str) -> Box<dyn PageStore> {
     let cfg = DirectStoreConfig {
         page_size: 4096,
         grow_bytes: 1 << 20,
+        ..Default::default()
     };
     match device.strip_prefix("sim:") {
         None => Box::new(DirectStore::create(MemDevice::new(0), cfg).expect("store")),

@@ -1,0 +1,190 @@
+//! The direct store with metadata-only pages (`--data none`, `DataMode::Metadata`):
+//! a `HashMap` model agrees with it over a seeded mix of single writes, batches, reads and
+//! syncs; the same sequence with whole pages costs a simulated device exactly the same;
+//! a store formatted in one mode is refused in the other; a damaged head reads corrupt;
+//! the store table refuses the mode for the stores that do not take it.
+
+use flashbuf_core::rng::SplitMix64;
+use flashbuf_core::{page, DataMode, DirtyRanges, PageId, METADATA_PAGE_BYTES};
+use flashbuf_device::sim::{Precondition, SimDevice};
+use flashbuf_device::{Device, MemDevice};
+use flashbuf_store::registry::{self, MetadataOnly, StoreContext, STORES};
+use flashbuf_store::{
+    DirectStore, DirectStoreConfig, PageStore, PageWrite, ReadOutcome, StoreError, Superblock,
+};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+const PS: usize = 4096;
+
+fn cfg(data: DataMode) -> DirectStoreConfig {
+    DirectStoreConfig {
+        data,
+        ..DirectStoreConfig::with_page_size(PS)
+    }
+}
+
+/// A sealed page of `len` bytes for `pid` at `version`, its payload stamped.
+fn sealed(len: usize, pid: PageId, version: u64) -> Vec<u8> {
+    let mut p = vec![0u8; len];
+    p[page::HEADER_BYTES..page::HEADER_BYTES + 8].copy_from_slice(&version.to_le_bytes());
+    page::seal(&mut p, pid, version);
+    p
+}
+
+/// Runs a seeded mix on `store` against a model; returns the store's device counters.
+fn model_run<S: PageStore>(store: &S, seed: u64) -> flashbuf_core::DeviceStats {
+    let len = store.page_size();
+    let mut rng = SplitMix64::new(seed);
+    let mut model: HashMap<u64, u64> = HashMap::new();
+    let mut buf = vec![0u8; len];
+    for step in 1..=800u64 {
+        let pid = rng.below(300);
+        match rng.below(10) {
+            0..=3 => {
+                let p = sealed(len, PageId(pid), step);
+                store
+                    .write_page(PageId(pid), &p, &DirtyRanges::full(len))
+                    .expect("write");
+                model.insert(pid, step);
+            }
+            4..=5 => {
+                let pids: Vec<u64> = (0..1 + rng.below(6)).map(|k| (pid + k) % 300).collect();
+                let mut pids = pids;
+                pids.dedup();
+                let pages: Vec<Vec<u8>> =
+                    pids.iter().map(|&q| sealed(len, PageId(q), step)).collect();
+                let full = DirtyRanges::full(len);
+                let batch: Vec<PageWrite<'_>> = pids
+                    .iter()
+                    .zip(&pages)
+                    .map(|(&q, p)| PageWrite {
+                        pid: PageId(q),
+                        page: p,
+                        dirty: full,
+                    })
+                    .collect();
+                store.write_pages(&batch).expect("batch");
+                for q in pids {
+                    model.insert(q, step);
+                }
+            }
+            6..=8 => {
+                let got = store.read_page(PageId(pid), &mut buf).expect("read");
+                match model.get(&pid) {
+                    Some(&v) => {
+                        assert_eq!(got, ReadOutcome::Found, "{pid}");
+                        assert_eq!(page::version_of(&buf), v, "{pid}");
+                        assert_eq!(
+                            buf[page::HEADER_BYTES..page::HEADER_BYTES + 8],
+                            v.to_le_bytes()
+                        );
+                    }
+                    None => assert_eq!(got, ReadOutcome::Unwritten, "{pid}"),
+                }
+            }
+            _ => store.sync().expect("sync"),
+        }
+    }
+    store.check_invariants().expect("invariants");
+    store.device_stats()
+}
+
+fn sim() -> SimDevice {
+    let d = SimDevice::by_name("sd-card", 8 << 20, 1).expect("sim");
+    d.precondition_as(Precondition::Sequential);
+    d
+}
+
+#[test]
+fn metadata_pages_match_a_model_and_cost_what_whole_pages_cost() {
+    for seed in [1, 2, 3] {
+        let meta = DirectStore::create(sim(), cfg(DataMode::Metadata)).expect("create");
+        assert_eq!(meta.page_size(), METADATA_PAGE_BYTES);
+        let bytes = DirectStore::create(sim(), cfg(DataMode::Bytes)).expect("create");
+        assert_eq!(bytes.page_size(), PS);
+        let (m, b) = (model_run(&meta, seed), model_run(&bytes, seed));
+        assert_eq!(m, b, "seed {seed}: the device saw different requests");
+        assert!(
+            m.device_time_us > 0.0 && m.erases > 0,
+            "the workload reached the flash"
+        );
+        assert_eq!(meta.stats(), bytes.stats());
+    }
+}
+
+#[test]
+fn a_store_is_refused_in_the_other_mode() {
+    for (made, asked) in [
+        (DataMode::Metadata, DataMode::Bytes),
+        (DataMode::Bytes, DataMode::Metadata),
+    ] {
+        let dev = Arc::new(MemDevice::new(0));
+        let s = DirectStore::create(dev.clone(), cfg(made)).expect("create");
+        let p = sealed(made.buffer_bytes(PS), PageId(1), 1);
+        s.write_page(PageId(1), &p, &DirtyRanges::full(p.len()))
+            .expect("write");
+        s.sync().expect("sync");
+        drop(s);
+        let e = DirectStore::open(dev.clone(), cfg(asked)).expect_err("other mode");
+        assert!(
+            matches!(&e, StoreError::Format(m) if m.contains(&format!("--data {asked}"))),
+            "{e}"
+        );
+        DirectStore::open(dev, cfg(made)).expect("same mode opens");
+    }
+}
+
+#[test]
+fn a_damaged_head_reads_corrupt() {
+    let dev = Arc::new(MemDevice::new(0));
+    let s = DirectStore::create(dev.clone(), cfg(DataMode::Metadata)).expect("create");
+    let p = sealed(METADATA_PAGE_BYTES, PageId(5), 3);
+    s.write_page(PageId(5), &p, &DirtyRanges::full(p.len()))
+        .expect("write");
+    s.sync().expect("sync");
+    // Flip a stamp byte of page 5 at rest: page 5 starts at the data offset + 5 pages.
+    let data_offset = Superblock::reserved_bytes(PS);
+    let at = data_offset + 5 * PS as u64 + page::HEADER_BYTES as u64;
+    let mut b = [0u8; 1];
+    dev.read_at(at, &mut b).expect("read");
+    dev.write_at(at, &[b[0] ^ 0xFF]).expect("damage");
+    let mut buf = vec![0u8; METADATA_PAGE_BYTES];
+    let e = s.read_page(PageId(5), &mut buf).expect_err("corrupt");
+    assert!(
+        matches!(e, StoreError::Corrupt { pid: PageId(5), .. }),
+        "{e}"
+    );
+    assert!(
+        buf.iter().all(|&x| x == 0),
+        "corrupt bytes are never handed out"
+    );
+}
+
+#[test]
+fn the_store_table_says_which_stores_take_metadata_only_pages() {
+    let ctx = StoreContext {
+        data: DataMode::Metadata,
+        ..StoreContext::new(PS)
+    };
+    for entry in STORES {
+        let parsed = registry::parse_text(entry.name).expect("parse");
+        let made = parsed.create(Box::new(MemDevice::new(0)), &ctx);
+        match entry.metadata_only {
+            MetadataOnly::Supported => {
+                let store = made.expect("supported");
+                assert_eq!(store.page_size(), METADATA_PAGE_BYTES, "{}", entry.name);
+            }
+            MetadataOnly::Unsupported(why) => {
+                let e = made.err().expect("refused").to_string();
+                assert!(
+                    e.contains("--data none is not supported") && e.contains(why),
+                    "{e}"
+                );
+            }
+        }
+    }
+    assert!(STORES
+        .iter()
+        .any(|e| e.metadata_only == MetadataOnly::Supported));
+}
