@@ -53,6 +53,14 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, LabError> {
     // How far the run is from what copying and checksumming its pages alone would allow.
     let cost = flashbuf_lab::byte_limit::PageCost::measure(cfg.page_size);
     let limit = cost.limit_refs_per_s(last.references, last.misses, last.page_writes);
+    // Without bytes (`--data none`) no page is copied or checksummed: the limit does not
+    // apply.
+    let bytes = cfg.data == flashbuf_core::DataMode::Bytes;
+    let (limit_json, fraction_json) = if bytes {
+        (serde_json::json!(limit), serde_json::json!(best / limit))
+    } else {
+        (serde_json::Value::Null, serde_json::Value::Null)
+    };
     if a.replay.common.json {
         let doc = serde_json::json!({
             "build": build,
@@ -61,7 +69,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, LabError> {
                 "device": cfg.device.to_string(), "buffer": cfg.buffer.to_string(),
                 "page_size": cfg.page_size, "trace": cfg.trace, "format": cfg.format.map(|f| f.to_string()),
                 "limit_refs": cfg.limit_refs, "seed": cfg.seed, "paranoid": cfg.paranoid,
-                "presize": cfg.presize,
+                "presize": cfg.presize, "data": cfg.data.name(),
             },
             "bench": {
                 "policy": last.policy, "store": last.store, "device": last.device,
@@ -70,15 +78,26 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, LabError> {
                 "best_refs_per_s": best, "median_refs_per_s": median,
                 "max_rss_bytes": flashbuf_lab::result::max_rss_bytes(),
                 "page_copy_ns": cost.copy_ns, "page_crc_ns": cost.crc_ns,
-                "byte_limit_refs_per_s": limit, "fraction_of_byte_limit": best / limit,
+                "byte_limit_refs_per_s": limit_json, "fraction_of_byte_limit": fraction_json,
             },
             "runs": runs,
         });
         print(&format!("{doc:#}\n"))?;
     } else {
+        let limit_line = if bytes {
+            format!(
+                "byte limit: {:.2} M refs/s (page copy {:.0} ns + CRC32C {:.0} ns per miss and write-back); best run at {:.0}% of it",
+                limit / 1e6,
+                cost.copy_ns,
+                cost.crc_ns,
+                100.0 * best / limit
+            )
+        } else {
+            "--data none: no page bytes copied or checksummed (the byte limit does not apply)"
+                .to_string()
+        };
         print(&format!(
-            "{} {} {} buffer {} pages of {} B, {} refs: best {:.2} M refs/s, median {:.2} M refs/s, peak RSS {} MiB\n\
-             byte limit: {:.2} M refs/s (page copy {:.0} ns + CRC32C {:.0} ns per miss and write-back); best run at {:.0}% of it\n",
+            "{} {} {} buffer {} pages of {} B, {} refs: best {:.2} M refs/s, median {:.2} M refs/s, peak RSS {} MiB\n{limit_line}\n",
             last.policy,
             last.store,
             last.device,
@@ -88,10 +107,6 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, LabError> {
             best / 1e6,
             median / 1e6,
             flashbuf_lab::result::max_rss_bytes() >> 20,
-            limit / 1e6,
-            cost.copy_ns,
-            cost.crc_ns,
-            100.0 * best / limit
         ))?;
     }
     Ok(exit_for(&runs))

@@ -24,6 +24,7 @@ mod error;
 pub mod fault;
 mod file;
 mod forward;
+mod heads;
 mod memory;
 pub mod profile;
 pub mod registry;

@@ -1,5 +1,6 @@
 //! An in-memory device: sparse fixed-size chunks behind a lock.
 
+use crate::heads::Heads;
 use crate::{
     check_head, check_range, counters::Counters, Device, DeviceError, HeadWrite, IoOp, WriteOp,
 };
@@ -40,10 +41,17 @@ pub struct MemDevice {
 struct State {
     len: u64,
     chunks: Vec<Option<Box<[u8]>>>,
+    /// Heads of metadata-only writes ([`crate::heads`]).
+    heads: Heads,
 }
 
 impl State {
     fn read(&self, offset: u64, buf: &mut [u8]) {
+        self.read_chunks(offset, buf);
+        self.heads.overlay(offset, buf);
+    }
+
+    fn read_chunks(&self, offset: u64, buf: &mut [u8]) {
         let mut done = 0;
         while done < buf.len() {
             let at = offset as usize + done;
@@ -58,22 +66,28 @@ impl State {
     }
 
     fn write(&mut self, offset: u64, data: &[u8]) {
-        let mut done = 0;
-        while done < data.len() {
-            let at = offset as usize + done;
-            let (c, o) = (at / CHUNK_BYTES, at % CHUNK_BYTES);
-            let n = (CHUNK_BYTES - o).min(data.len() - done);
-            if c >= self.chunks.len() {
-                self.chunks.resize_with(c + 1, || None);
-            }
-            let chunk = self.chunks[c].get_or_insert_with(new_chunk);
-            chunk[o..o + n].copy_from_slice(&data[done..done + n]);
-            done += n;
+        let chunks = &mut self.chunks;
+        self.heads
+            .before_byte_write(offset, data.len(), |o, b| write_chunks(chunks, o, b));
+        write_chunks(&mut self.chunks, offset, data);
+    }
+
+    fn write_head(&mut self, offset: u64, len: usize, head: &[u8]) {
+        if !self.heads.put(offset, len, head) {
+            self.write(offset, head);
+        }
+    }
+
+    fn read_head(&self, offset: u64, len: usize, head: &mut [u8]) {
+        if !self.heads.get(offset, len, head) {
+            self.read(offset, head);
         }
     }
 
     fn set_len(&mut self, len: u64) {
         if len < self.len {
+            let chunks = &mut self.chunks;
+            self.heads.truncate(len, |o, b| write_chunks(chunks, o, b));
             // Forget whole chunks beyond the end and zero the tail of the last one, so a
             // later growth reads zeros there.
             let keep = (len as usize).div_ceil(CHUNK_BYTES);
@@ -86,6 +100,22 @@ impl State {
             }
         }
         self.len = len;
+    }
+}
+
+/// Writes `data` at `offset` into the chunks, allocating them as needed.
+fn write_chunks(chunks: &mut Vec<Option<Box<[u8]>>>, offset: u64, data: &[u8]) {
+    let mut done = 0;
+    while done < data.len() {
+        let at = offset as usize + done;
+        let (c, o) = (at / CHUNK_BYTES, at % CHUNK_BYTES);
+        let n = (CHUNK_BYTES - o).min(data.len() - done);
+        if c >= chunks.len() {
+            chunks.resize_with(c + 1, || None);
+        }
+        let chunk = chunks[c].get_or_insert_with(new_chunk);
+        chunk[o..o + n].copy_from_slice(&data[done..done + n]);
+        done += n;
     }
 }
 
@@ -112,7 +142,7 @@ impl MemDevice {
         Self {
             state: RwLock::new(State {
                 len,
-                chunks: Vec::new(),
+                ..State::default()
             }),
             len: AtomicU64::new(len),
             counters: Counters::default(),
@@ -131,7 +161,7 @@ impl MemDevice {
     pub fn from_bytes(bytes: Vec<u8>) -> Self {
         let mut s = State {
             len: bytes.len() as u64,
-            chunks: Vec::new(),
+            ..State::default()
         };
         s.write(0, &bytes);
         Self {
@@ -141,10 +171,11 @@ impl MemDevice {
         }
     }
 
-    /// Bytes of memory the chunks hold.
+    /// Bytes of memory the chunks and the table of metadata-only heads hold.
     pub fn resident_bytes(&self) -> u64 {
         let s = self.state.read();
         s.chunks.iter().flatten().count() as u64 * CHUNK_BYTES as u64
+            + s.heads.memory_bytes() as u64
     }
 }
 
@@ -181,7 +212,7 @@ impl Device for MemDevice {
         check_head(len, head.len())?;
         let s = self.state.read();
         check_range(IoOp::Read, offset, len, s.len)?;
-        s.read(offset, head);
+        s.read_head(offset, len, head);
         self.counters.read(len);
         Ok(())
     }
@@ -197,7 +228,7 @@ impl Device for MemDevice {
             check_range(IoOp::Write, op.offset, op.len, s.len)?;
         }
         for op in ops {
-            s.write(op.offset, op.head);
+            s.write_head(op.offset, op.len, op.head);
             self.counters.write(op.len);
         }
         Ok(())

@@ -7,6 +7,7 @@ use super::nand::{NandGeometry, WearSummary};
 use super::profiles::{DeviceModel, SimProfile};
 use super::queue::{Queues, StreamId};
 use super::steady::{precondition_ftl, preconditioned, Precondition, SteadyReport};
+use crate::heads::Heads;
 use crate::{Device, DeviceError, HeadWrite, WriteOp};
 use flashbuf_core::DeviceStats;
 use parking_lot::Mutex;
@@ -37,6 +38,8 @@ pub(super) enum Backend {
 pub(super) struct Inner {
     pub(super) backend: Backend,
     pub(super) image: Vec<u8>,
+    /// Heads of metadata-only writes, in front of `image` ([`crate::heads`]).
+    pub(super) heads: Heads,
     /// End of the highest byte ever written to `image`: everything beyond is still zero
     /// (and, the image being allocated zeroed, not yet backed by memory).
     pub(super) written_end: usize,
@@ -130,6 +133,7 @@ impl SimDevice {
             inner: Mutex::new(Inner {
                 backend,
                 image: vec![0u8; image_len],
+                heads: Heads::default(),
                 written_end: 0,
                 len: capacity_bytes,
                 q: Queues::new(),
@@ -271,6 +275,54 @@ impl SimDevice {
 }
 
 impl Inner {
+    /// Writes `data` into the image at `offset` (range checked by the caller).
+    pub(super) fn write_image(&mut self, offset: u64, data: &[u8]) {
+        let Inner {
+            image,
+            heads,
+            written_end,
+            ..
+        } = self;
+        let mut put = |o: u64, b: &[u8]| {
+            let at = o as usize;
+            image[at..at + b.len()].copy_from_slice(b);
+            *written_end = (*written_end).max(at + b.len());
+        };
+        heads.before_byte_write(offset, data.len(), &mut put);
+        put(offset, data);
+    }
+
+    /// Keeps the head of a metadata-only write of `len` bytes at `offset`.
+    pub(super) fn write_image_head(&mut self, offset: u64, len: usize, head: &[u8]) {
+        if !self.heads.put(offset, len, head) {
+            self.write_image(offset, head);
+        }
+    }
+
+    /// Fills `head` with the first bytes of the `len`-byte range at `offset`.
+    pub(super) fn read_image_head(&self, offset: u64, len: usize, head: &mut [u8]) {
+        if !self.heads.get(offset, len, head) {
+            let at = offset as usize;
+            head.copy_from_slice(&self.image[at..at + head.len()]);
+            self.heads.overlay(offset, head);
+        }
+    }
+
+    /// Before a shrink to `len`: heads beyond it leave (module `heads`).
+    fn truncate_heads(&mut self, len: u64) {
+        let Inner {
+            image,
+            heads,
+            written_end,
+            ..
+        } = self;
+        heads.truncate(len, |o, b| {
+            let at = o as usize;
+            image[at..at + b.len()].copy_from_slice(b);
+            *written_end = (*written_end).max(at + b.len());
+        });
+    }
+
     fn refresh_flash_stats(&mut self) {
         if let Backend::Flash(f) = &self.backend {
             let s = f.ftl.stats();
@@ -329,6 +381,7 @@ impl Device for SimDevice {
         }
         let mut inner = self.inner.lock();
         if len < inner.len {
+            inner.truncate_heads(len);
             // Zero only what was ever written: filling untouched zero pages would make the
             // kernel back the whole image with memory (a fresh 330 MB device formatted by
             // a store spent most of a reproduction's time in page faults).

@@ -165,9 +165,11 @@ impl Inner {
         if len == 0 {
             return;
         }
-        let at = offset as usize;
-        self.image[at..at + head.len()].copy_from_slice(head);
-        self.written_end = self.written_end.max(at + head.len());
+        if head.len() == len {
+            self.write_image(offset, head);
+        } else {
+            self.write_image_head(offset, len, head);
+        }
         let len = len as u64;
         self.serve(clock, Req::Write { offset, len });
         self.stats.writes += 1;
@@ -222,8 +224,7 @@ impl Inner {
         if len == 0 {
             return Ok(());
         }
-        let at = offset as usize;
-        head.copy_from_slice(&self.image[at..at + head.len()]);
+        self.read_image_head(offset, len, head);
         let len = len as u64;
         self.serve(&mut clock, Req::Read { offset, len });
         self.q.clocks[s.0] = clock;
