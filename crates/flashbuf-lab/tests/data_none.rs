@@ -1,10 +1,11 @@
 #![allow(clippy::unwrap_used)]
 //! `--data none` decides and costs exactly what `--data bytes` does: every policy of the
 //! table (each entry's golden specs, offline ones included) and pass-through, over the
-//! direct store, on the memory device and two simulated flash devices (an FTL with merges,
-//! one with page mapping), with the workload and asymmetry dynamics and a warm-up, give
-//! the same result document field for field — hits, misses, page writes, batches, device
-//! time, erases, the policy's own report — except the fields that measure the machine
+//! direct store on the memory device and two simulated flash devices (an FTL with merges,
+//! one with page mapping), and over every other store that takes the mode on a simulated
+//! SSD, with the workload and asymmetry dynamics and a warm-up, give the same result
+//! document field for field — hits, misses, page writes, batches, device time, erases, the
+//! policy's and the store's own reports — except the fields that measure the machine
 //! (time, memory) and the data mode itself. Both modes run the integrity oracle.
 //! Stores that do not take the mode are refused by name, saying why.
 
@@ -12,6 +13,7 @@ use flashbuf_core::DataMode;
 use flashbuf_lab::dynamics::{parse_asymmetry, Dynamics, WorkloadTransform};
 use flashbuf_lab::{run, BufferSize, RunConfig, Warmup};
 use flashbuf_pool::policy::POLICIES;
+use flashbuf_store::registry::{MetadataOnly, STORES};
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -34,10 +36,14 @@ fn trace() -> PathBuf {
 }
 
 fn cfg(policy: &str, device: &str, data: DataMode) -> RunConfig {
+    cfg_on(policy, "direct", device, data)
+}
+
+fn cfg_on(policy: &str, store: &str, device: &str, data: DataMode) -> RunConfig {
     RunConfig {
         trace: trace(),
         policy: flashbuf_lab::spec::parse(policy).unwrap(),
-        store: flashbuf_lab::spec::parse("direct").unwrap(),
+        store: flashbuf_lab::spec::parse(store).unwrap(),
         device: flashbuf_lab::spec::parse(device).unwrap(),
         buffer: BufferSize::Pages(96),
         page_size: 4096,
@@ -99,6 +105,29 @@ fn every_policy_decides_and_costs_the_same_without_bytes() {
 }
 
 #[test]
+fn every_store_that_takes_the_mode_decides_and_costs_the_same() {
+    let stores: Vec<&str> = STORES
+        .iter()
+        .filter(|e| e.metadata_only == MetadataOnly::Supported && e.name != "direct")
+        .map(|e| e.name)
+        .collect();
+    assert!(!stores.is_empty());
+    for store in stores {
+        // Every policy entry (its first golden spec) on a shorter prefix: a store sees a
+        // policy only through its write-back stream.
+        for entry in POLICIES {
+            let policy = entry.golden.first().copied().unwrap_or(entry.name);
+            let c = RunConfig {
+                limit_refs: Some(15_000),
+                ..cfg_on(policy, store, "sim:mtron", DataMode::Bytes)
+            };
+            assert_same(&c);
+        }
+        assert_same(&cfg_on("none", store, "sim:sd-card", DataMode::Bytes));
+    }
+}
+
+#[test]
 fn dynamics_and_warm_up_are_the_same_without_bytes() {
     for policy in ["cflru", "fd-buffer", "casa:clustering=drain"] {
         let c = RunConfig {
@@ -134,11 +163,11 @@ fn the_result_says_which_mode_ran() {
 
 #[test]
 fn stores_that_need_bytes_and_byte_models_are_refused() {
-    for store in ["stable-buffer", "icl", "log-structured"] {
-        let c = RunConfig {
-            store: flashbuf_lab::spec::parse(store).unwrap(),
-            ..cfg("lru", "sim:mtron", DataMode::Metadata)
-        };
+    let refused = STORES
+        .iter()
+        .filter(|e| matches!(e.metadata_only, MetadataOnly::Unsupported(_)));
+    for store in refused.map(|e| e.name) {
+        let c = cfg_on("lru", store, "sim:mtron", DataMode::Metadata);
         let e = run(&c, None).unwrap_err().to_string();
         assert!(e.contains("--data none is not supported"), "{store}: {e}");
     }

@@ -183,10 +183,7 @@ pub const STORES: &[StoreEntry] = &[
                 options: "recognition=incremental,slots=16,grow_pages=8,align_pages=1",
             },
         ],
-        metadata_only: MetadataOnly::Unsupported(
-            "its staging slots hold page images with their own headers in the staging area's \
-             byte layout (not done yet)",
-        ),
+        metadata_only: MetadataOnly::Supported,
     },
     StoreEntry {
         name: crate::icl::KIND,

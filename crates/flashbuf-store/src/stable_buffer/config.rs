@@ -4,6 +4,7 @@
 use super::order::{MinRun, WriteOrder};
 use crate::StoreError;
 use flashbuf_core::page::is_valid_page_size;
+use flashbuf_core::DataMode;
 use flashbuf_device::DeviceProfile;
 
 /// How write patterns are recognised (paper §3.1).
@@ -166,6 +167,9 @@ pub struct StableBufferConfig {
     pub align_bytes: u64,
     /// How much the data area grows at a time.
     pub grow_bytes: u64,
+    /// Whole pages, or only their metadata (`--data none`; [`super::page_io`]). Part of
+    /// the on-device format: a store is refused in the other mode.
+    pub data: DataMode,
     /// Generation salt to format with. `None` derives a fresh one from the previous
     /// superblock's salt (if the device held one), the clock and the process id: the salt
     /// only has to differ from every earlier format of the device, and it never changes
@@ -185,6 +189,7 @@ impl Default for StableBufferConfig {
             min_run: MinRun::Pair,
             align_bytes: 4 << 20,
             grow_bytes: 64 << 20,
+            data: DataMode::Bytes,
             salt: None,
         }
     }

@@ -11,7 +11,7 @@ use super::patterns::{on_demand, Pattern};
 use super::{Inner, State};
 use crate::StoreError;
 use flashbuf_core::{AlignedBuf, PageId};
-use flashbuf_device::{Device, WriteOp};
+use flashbuf_device::Device;
 
 /// A flush taken out of the state: pages marked `flushing` and out of the recognizer.
 #[derive(Debug)]
@@ -111,14 +111,13 @@ impl<D: Device> Inner<D> {
     }
 
     fn flush_io(&self, job: &FlushJob) -> Result<(), StoreError> {
-        let ps = self.cfg.page_size;
+        let ps = self.buf_bytes();
         let mut bufs = AlignedBuf::zeroed(ps * job.items.len(), 4096);
         let mut end = 0u64;
         let mut homes = Vec::with_capacity(job.items.len());
         for (k, &(d, s)) in job.items.iter().enumerate() {
             let buf = &mut bufs[k * ps..(k + 1) * ps];
-            self.poison
-                .guard(self.dev.read_at(self.layout.slot_offset(s), buf))?;
+            self.read_page_at(self.layout.slot_offset(s), buf)?;
             match decode_slot(buf, self.salt, s) {
                 Ok(h) if h.dest.0 == d => restore_page(buf),
                 _ => {
@@ -134,22 +133,19 @@ impl<D: Device> Inner<D> {
             let home = self.layout.home_offset(PageId(d)).ok_or_else(|| {
                 StoreError::Invalid(format!("page {d} is beyond the addressable range"))
             })?;
-            end = end.max(home + ps as u64);
+            end = end.max(home + self.cfg.page_size as u64);
             homes.push(home);
         }
-        let ops: Vec<WriteOp<'_>> = homes
+        let ops: Vec<(u64, &[u8])> = homes
             .iter()
             .enumerate()
-            .map(|(k, &offset)| WriteOp {
-                offset,
-                data: &bufs[k * ps..(k + 1) * ps],
-            })
+            .map(|(k, &offset)| (offset, &bufs[k * ps..(k + 1) * ps]))
             .collect();
         if job.pre_sync {
             self.sync_device(false)?;
         }
         self.grow.ensure(&self.dev, &self.poison, end)?;
-        self.poison.guard(self.dev.write_batch(&ops))?;
+        self.write_pages_at(&ops)?;
         self.sync_device(false)?;
         debug_assert!(Pattern::ALL.contains(&job.pattern));
         Ok(())

@@ -108,6 +108,7 @@ mod invariants;
 pub mod layout;
 pub mod options;
 pub mod order;
+mod page_io;
 pub mod patterns;
 pub mod promise;
 mod reader;
@@ -519,7 +520,7 @@ impl<D: Device> Inner<D> {
     }
 
     fn check_buf(&self, len: usize) -> Result<(), StoreError> {
-        crate::checks::check_buf(len, self.cfg.page_size)
+        crate::checks::check_buf(len, self.buf_bytes())
     }
 }
 
@@ -529,7 +530,7 @@ impl<D: Device + 'static> PageStore for StableBufferStore<D> {
     }
 
     fn page_size(&self) -> usize {
-        self.inner.cfg.page_size
+        self.inner.buf_bytes()
     }
 
     fn read_page(&self, pid: PageId, buf: &mut [u8]) -> Result<ReadOutcome, StoreError> {

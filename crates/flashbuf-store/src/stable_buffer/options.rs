@@ -182,6 +182,7 @@ impl StableBufferOptions {
     ) -> Result<StableBufferConfig, StoreError> {
         let costs = self.costs(device, ctx)?;
         let mut cfg = self.with_costs(ctx.page_size, costs);
+        cfg.data = ctx.data;
         if let (Staging::FocusedArea, Some(max), true) =
             (self.staging, device.max_len(), ctx.data_pages > 0)
         {
@@ -209,6 +210,7 @@ impl StableBufferOptions {
             min_run: self.min_run,
             align_bytes: self.align.bytes(page_size),
             grow_bytes: self.grow.bytes(page_size),
+            data: flashbuf_core::DataMode::Bytes,
             salt: None,
         }
     }

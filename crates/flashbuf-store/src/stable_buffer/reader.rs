@@ -67,8 +67,7 @@ impl<D: Device> Inner<D> {
             };
             let failure = match loc {
                 Loc::Slot(s) => {
-                    self.poison
-                        .guard(self.dev.read_at(self.layout.slot_offset(s), buf))?;
+                    self.read_page_at(self.layout.slot_offset(s), buf)?;
                     match decode_slot(buf, self.salt, s) {
                         Ok(h) if h.dest == pid => {
                             restore_page(buf);
@@ -83,11 +82,11 @@ impl<D: Device> Inner<D> {
                     }
                 }
                 Loc::Home => {
-                    let state = if home + buf.len() as u64 > self.dev.len() {
+                    let state = if home + self.cfg.page_size as u64 > self.dev.len() {
                         buf.fill(0);
                         Ok(PageState::Unwritten)
                     } else {
-                        self.poison.guard(self.dev.read_at(home, buf))?;
+                        self.read_page_at(home, buf)?;
                         page::check(buf, pid)
                     };
                     match state {

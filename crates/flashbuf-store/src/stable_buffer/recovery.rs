@@ -34,10 +34,10 @@ impl<D: Device> Inner<D> {
         let Some(off) = self.layout.home_offset(pid) else {
             return Ok(Some(0));
         };
-        if off + buf.len() as u64 > self.dev.len() {
+        if off + self.cfg.page_size as u64 > self.dev.len() {
             return Ok(Some(0));
         }
-        self.poison.guard(self.dev.read_at(off, buf))?;
+        self.read_page_at(off, buf)?;
         Ok(match page::check(buf, pid) {
             Ok(PageState::Sealed(h)) => Some(h.version),
             Ok(PageState::Unwritten) => Some(0),
@@ -67,7 +67,9 @@ impl<D: Device> Inner<D> {
                 .guard(self.dev.read_at(self.layout.slot_offset(first), bytes))?;
             for k in 0..count {
                 let slot = first + k;
-                let img = &bytes[k as usize * ps..(k as usize + 1) * ps];
+                // A slot's image is its first `buf_bytes` (all of it with whole pages).
+                let at = k as usize * ps;
+                let img = &bytes[at..at + self.buf_bytes()];
                 let Ok(h) = decode_slot(img, self.salt, slot) else {
                     continue;
                 };
@@ -111,7 +113,7 @@ impl<D: Device> Inner<D> {
         let scan = self.scan_slots(&record)?;
         let promised: HashMap<u64, Entry> = record.entries.iter().map(|e| (e.dest, *e)).collect();
         let dests: BTreeSet<u64> = scan.newest.keys().chain(promised.keys()).copied().collect();
-        let mut home = AlignedBuf::zeroed(self.cfg.page_size, 4096);
+        let mut home = AlignedBuf::zeroed(self.buf_bytes(), 4096);
         // Home reads happen without the lock; nobody else runs during recovery.
         let mut keep = Vec::new();
         let mut lost = Vec::new();

@@ -53,7 +53,7 @@ impl<D: Device> Inner<D> {
             .ok_or_else(|| StoreError::Invalid(format!("{pid} is beyond the addressable range")))?;
         check_fits(&self.dev, pid, home, self.cfg.page_size)?;
         let d = pid.0;
-        let mut buf = AlignedBuf::zeroed(self.cfg.page_size, 4096);
+        let mut buf = AlignedBuf::zeroed(self.buf_bytes(), 4096);
         buf.copy_from_slice(page);
         loop {
             let mut st = self.state.lock();
@@ -104,9 +104,7 @@ impl<D: Device> Inner<D> {
                 Target::InPlace(s) | Target::NewSlot(s) => s,
             };
             encode_slot(&mut buf, self.salt, slot, seq);
-            let r = self
-                .poison
-                .guard(self.dev.write_at(self.layout.slot_offset(slot), &buf));
+            let r = self.write_page_at(self.layout.slot_offset(slot), &buf);
             let mut st = self.state.lock();
             st.seqs_in_flight.remove(&seq);
             if let Target::InPlace(_) = target {

@@ -1,16 +1,20 @@
-//! The direct store with metadata-only pages (`--data none`, `DataMode::Metadata`):
-//! a `HashMap` model agrees with it over a seeded mix of single writes, batches, reads and
-//! syncs; the same sequence with whole pages costs a simulated device exactly the same;
-//! a store formatted in one mode is refused in the other; a damaged head reads corrupt;
-//! the store table refuses the mode for the stores that do not take it.
+//! Stores with metadata-only pages (`--data none`, `DataMode::Metadata`): the direct store
+//! and StableBuffer (both recognition methods, flushes happening) agree with a `HashMap`
+//! model over a seeded mix of single writes, batches, reads and syncs; the same sequence
+//! with whole pages costs a simulated device exactly the same and gives the same store
+//! figures; a reopened StableBuffer recovers every synced page from its metadata-only
+//! slots; a store formatted in one mode is refused in the other; a damaged head reads
+//! corrupt; the store table refuses the mode for the stores that do not take it.
 
 use flashbuf_core::rng::SplitMix64;
 use flashbuf_core::{page, DataMode, DirtyRanges, PageId, METADATA_PAGE_BYTES};
 use flashbuf_device::sim::{Precondition, SimDevice};
 use flashbuf_device::{Device, MemDevice};
 use flashbuf_store::registry::{self, MetadataOnly, StoreContext, STORES};
+use flashbuf_store::stable_buffer::{PatternCosts, Recognition};
 use flashbuf_store::{
-    DirectStore, DirectStoreConfig, PageStore, PageWrite, ReadOutcome, StoreError, Superblock,
+    DirectStore, DirectStoreConfig, PageStore, PageWrite, ReadOutcome, StableBufferConfig,
+    StableBufferStore, StoreError, Superblock,
 };
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -90,6 +94,81 @@ fn model_run<S: PageStore>(store: &S, seed: u64) -> flashbuf_core::DeviceStats {
     store.device_stats()
 }
 
+/// A StableBuffer of 24 slots (flushes every few dozen writes) in mode `data`.
+fn sb_cfg(recognition: Recognition, data: DataMode) -> StableBufferConfig {
+    StableBufferConfig {
+        staging_bytes: 24 * PS as u64,
+        recognition,
+        costs: PatternCosts {
+            theta_min_bytes: 2 * PS as u64,
+            focused_area_bytes: 16 * PS as u64,
+            ..PatternCosts::default()
+        },
+        align_bytes: PS as u64,
+        grow_bytes: 16 * PS as u64,
+        salt: Some(7),
+        data,
+        ..StableBufferConfig::with_page_size(PS)
+    }
+}
+
+#[test]
+fn stable_buffer_metadata_pages_match_a_model_and_cost_what_whole_pages_cost() {
+    for recognition in [Recognition::OnDemand, Recognition::Incremental] {
+        for seed in [4, 5] {
+            let meta = StableBufferStore::create(sim(), sb_cfg(recognition, DataMode::Metadata))
+                .expect("create");
+            assert_eq!(meta.page_size(), METADATA_PAGE_BYTES);
+            let bytes = StableBufferStore::create(sim(), sb_cfg(recognition, DataMode::Bytes))
+                .expect("create");
+            let (m, b) = (model_run(&meta, seed), model_run(&bytes, seed));
+            assert_eq!(
+                m, b,
+                "{recognition:?} seed {seed}: the device saw other requests"
+            );
+            assert_eq!(meta.stats(), bytes.stats());
+            assert_eq!(meta.report(), bytes.report(), "flushes, patterns, slots");
+            let flushes = meta
+                .report()
+                .iter()
+                .find(|(k, _)| k.contains("flush"))
+                .cloned();
+            assert!(flushes.is_some_and(|(_, v)| v > 0.0), "flushes happened");
+        }
+    }
+}
+
+#[test]
+fn stable_buffer_recovers_metadata_only_slots() {
+    let dev = Arc::new(MemDevice::new(0));
+    let cfg = sb_cfg(Recognition::Incremental, DataMode::Metadata);
+    let s = StableBufferStore::create(dev.clone(), cfg.clone()).expect("create");
+    let mut want = HashMap::new();
+    for step in 1..=60u64 {
+        let pid = PageId(step * 7 % 40);
+        let p = sealed(METADATA_PAGE_BYTES, pid, step);
+        s.write_page(pid, &p, &DirtyRanges::full(p.len()))
+            .expect("write");
+        want.insert(pid, step);
+    }
+    s.sync().expect("sync");
+    drop(s);
+    let s = StableBufferStore::open(dev.clone(), cfg).expect("reopen");
+    let mut buf = vec![0u8; METADATA_PAGE_BYTES];
+    for (&pid, &v) in &want {
+        assert_eq!(
+            s.read_page(pid, &mut buf).expect("read"),
+            ReadOutcome::Found
+        );
+        assert_eq!(page::version_of(&buf), v, "{pid}");
+    }
+    drop(s);
+    let e = StableBufferStore::open(dev, sb_cfg(Recognition::Incremental, DataMode::Bytes))
+        .err()
+        .expect("other mode refused");
+    assert!(e.to_string().contains("--data bytes"), "{e}");
+}
+
 fn sim() -> SimDevice {
     let d = SimDevice::by_name("sd-card", 8 << 20, 1).expect("sim");
     d.precondition_as(Precondition::Sequential);
@@ -97,7 +176,7 @@ fn sim() -> SimDevice {
 }
 
 #[test]
-fn metadata_pages_match_a_model_and_cost_what_whole_pages_cost() {
+fn direct_metadata_pages_match_a_model_and_cost_what_whole_pages_cost() {
     for seed in [1, 2, 3] {
         let meta = DirectStore::create(sim(), cfg(DataMode::Metadata)).expect("create");
         assert_eq!(meta.page_size(), METADATA_PAGE_BYTES);
