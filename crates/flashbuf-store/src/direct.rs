@@ -37,6 +37,7 @@
 
 use crate::counters::StoreCounters;
 use crate::growth::{check_fits, Growth};
+use crate::page_requests;
 use crate::registry::{self, GrowStep, StoreContext, StoreFactory};
 use crate::state::StateArea;
 use crate::written_map::WrittenMap;
@@ -46,7 +47,7 @@ use flashbuf_core::page::{self, is_valid_page_size, PageCheckError, PageState};
 #[cfg(doc)]
 use flashbuf_core::METADATA_PAGE_BYTES;
 use flashbuf_core::{DataMode, DeviceStats, DirtyRanges, PageId};
-use flashbuf_device::{Device, HeadWrite, WriteOp};
+use flashbuf_device::Device;
 
 /// Configuration of a [`DirectStore`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -287,33 +288,16 @@ impl<D: Device> DirectStore<D> {
 
     /// Writes `page` (checked) at `off` as a request of one whole page.
     fn write_one(&self, off: u64, page: &[u8]) -> Result<(), StoreError> {
-        let r = match self.cfg.data {
-            DataMode::Bytes => self.dev.write_at(off, page),
-            DataMode::Metadata => self.dev.write_head(off, self.cfg.page_size, page),
-        };
-        self.poison.guard(r)
+        let (data, ps) = (self.cfg.data, self.cfg.page_size);
+        self.poison
+            .guard(page_requests::write_page(&self.dev, data, ps, off, page))
     }
 
     /// Writes `(offset, page)` pairs (checked) as one device batch of whole pages.
     fn write_batch(&self, pages: &[(u64, &[u8])]) -> Result<(), StoreError> {
-        let r = match self.cfg.data {
-            DataMode::Bytes => {
-                let ops: Vec<WriteOp<'_>> = pages
-                    .iter()
-                    .map(|&(offset, data)| WriteOp { offset, data })
-                    .collect();
-                self.dev.write_batch(&ops)
-            }
-            DataMode::Metadata => {
-                let len = self.cfg.page_size;
-                let ops: Vec<HeadWrite<'_>> = pages
-                    .iter()
-                    .map(|&(offset, head)| HeadWrite { offset, len, head })
-                    .collect();
-                self.dev.write_heads(&ops)
-            }
-        };
-        self.poison.guard(r)
+        let (data, ps) = (self.cfg.data, self.cfg.page_size);
+        self.poison
+            .guard(page_requests::write_pages(&self.dev, data, ps, pages))
     }
 }
 
@@ -335,11 +319,9 @@ impl<D: Device> PageStore for DirectStore<D> {
             buf.fill(0);
             Ok(PageState::Unwritten)
         } else {
-            let r = match self.cfg.data {
-                DataMode::Bytes => self.dev.read_at(off, buf),
-                DataMode::Metadata => self.dev.read_head(off, self.cfg.page_size, buf),
-            };
-            self.poison.guard(r)?;
+            let (data, ps) = (self.cfg.data, self.cfg.page_size);
+            self.poison
+                .guard(page_requests::read_page(&self.dev, data, ps, off, buf))?;
             page::check(buf, pid)
         };
         match state {

@@ -27,6 +27,7 @@ mod forward;
 mod growth;
 pub mod icl;
 pub mod log_store;
+mod page_requests;
 mod poison;
 pub mod registry;
 mod salt;

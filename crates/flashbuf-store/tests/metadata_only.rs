@@ -163,9 +163,10 @@ fn stable_buffer_recovers_metadata_only_slots() {
         assert_eq!(page::version_of(&buf), v, "{pid}");
     }
     drop(s);
-    let e = StableBufferStore::open(dev, sb_cfg(Recognition::Incremental, DataMode::Bytes))
-        .err()
-        .expect("other mode refused");
+    let e = match StableBufferStore::open(dev, sb_cfg(Recognition::Incremental, DataMode::Bytes)) {
+        Ok(_) => panic!("a metadata-only store opened for bytes"),
+        Err(e) => e,
+    };
     assert!(e.to_string().contains("--data bytes"), "{e}");
 }
 

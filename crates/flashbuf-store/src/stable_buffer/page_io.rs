@@ -11,9 +11,10 @@
 //! bytes, where the device keeps a metadata-only write's head.
 
 use super::Inner;
-use crate::StoreError;
+use crate::{page_requests, StoreError};
+#[cfg(doc)]
 use flashbuf_core::DataMode;
-use flashbuf_device::{Device, HeadWrite, WriteOp};
+use flashbuf_device::Device;
 
 impl<D: Device> Inner<D> {
     /// Bytes of a page as callers exchange it.
@@ -23,41 +24,19 @@ impl<D: Device> Inner<D> {
 
     /// Reads the page-sized range at `off` into `buf` (one page, as exchanged).
     pub(super) fn read_page_at(&self, off: u64, buf: &mut [u8]) -> Result<(), StoreError> {
-        let r = match self.cfg.data {
-            DataMode::Bytes => self.dev.read_at(off, buf),
-            DataMode::Metadata => self.dev.read_head(off, self.cfg.page_size, buf),
-        };
+        let r = page_requests::read_page(&self.dev, self.cfg.data, self.cfg.page_size, off, buf);
         self.poison.guard(r)
     }
 
     /// Writes `page` (one page, as exchanged) as the page-sized range at `off`.
     pub(super) fn write_page_at(&self, off: u64, page: &[u8]) -> Result<(), StoreError> {
-        let r = match self.cfg.data {
-            DataMode::Bytes => self.dev.write_at(off, page),
-            DataMode::Metadata => self.dev.write_head(off, self.cfg.page_size, page),
-        };
+        let r = page_requests::write_page(&self.dev, self.cfg.data, self.cfg.page_size, off, page);
         self.poison.guard(r)
     }
 
     /// Writes `(offset, page)` pairs as one device batch of page-sized ranges.
     pub(super) fn write_pages_at(&self, pages: &[(u64, &[u8])]) -> Result<(), StoreError> {
-        let r = match self.cfg.data {
-            DataMode::Bytes => {
-                let ops: Vec<WriteOp<'_>> = pages
-                    .iter()
-                    .map(|&(offset, data)| WriteOp { offset, data })
-                    .collect();
-                self.dev.write_batch(&ops)
-            }
-            DataMode::Metadata => {
-                let len = self.cfg.page_size;
-                let ops: Vec<HeadWrite<'_>> = pages
-                    .iter()
-                    .map(|&(offset, head)| HeadWrite { offset, len, head })
-                    .collect();
-                self.dev.write_heads(&ops)
-            }
-        };
+        let r = page_requests::write_pages(&self.dev, self.cfg.data, self.cfg.page_size, pages);
         self.poison.guard(r)
     }
 }
