@@ -46,6 +46,10 @@ pub struct MrcArgs {
     /// estimate's error there.
     #[arg(long, value_name = "K", default_value_t = 0)]
     pub check_full: usize,
+    /// Miniature simulation: page bytes (`bytes`) or metadata only (`none`, faster; the
+    /// same estimates) in every run, as `replay --data`.
+    #[arg(long, default_value = "bytes", value_name = "bytes|none")]
+    pub data: flashbuf_core::DataMode,
     /// Miniature simulation: runs at once (default: the machine's cores).
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub jobs: Option<u16>,
@@ -211,6 +215,7 @@ fn output_miniature(a: &MrcArgs) -> Result<String, LabError> {
         points: a.points,
         check_full: a.check_full,
         jobs,
+        data: a.data,
     })?;
     let rows = mini_report::rows(&run, read_us, write_us);
     if let Some(p) = &a.plot {

@@ -1,17 +1,11 @@
 #![allow(clippy::unwrap_used)]
 //! The `flashbuf` binary end to end: output contracts and bad input.
 
+mod common;
+use common::flashbuf;
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn flashbuf(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flashbuf"))
-        .args(args)
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-        .output()
-        .unwrap()
-}
+use std::process::Output;
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()

@@ -3,15 +3,9 @@
 //! marked as estimates, full-run checks equal to `replay`, CSV and the plot; bad input is
 //! refused with a message.
 
-use std::process::{Command, Output};
-
-fn flashbuf(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flashbuf"))
-        .args(args)
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-        .output()
-        .unwrap()
-}
+mod common;
+use common::flashbuf;
+use std::process::Output;
 
 fn json(o: &Output) -> serde_json::Value {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

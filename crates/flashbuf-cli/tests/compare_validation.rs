@@ -3,16 +3,9 @@
 //! anything (issue 10): a bad option in the last cell fails at once, naming the flag, the
 //! value and the valid keys, with no run output.
 
-use std::process::{Command, Output};
+mod common;
+use common::flashbuf;
 use std::time::Instant;
-
-fn flashbuf(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flashbuf"))
-        .args(args)
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-        .output()
-        .unwrap()
-}
 
 fn refused(args: &[&str], wanted: &[&str]) {
     let t0 = Instant::now();

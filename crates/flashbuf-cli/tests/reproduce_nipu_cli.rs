@@ -5,15 +5,8 @@
 //! no-counterpart table and one verdict per figure with its direction, magnitude and
 //! cause; the log-structured store beats the in-place one on flash.
 
-use std::process::{Command, Output};
-
-fn flashbuf(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flashbuf"))
-        .args(args)
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-        .output()
-        .unwrap()
-}
+mod common;
+use common::flashbuf;
 
 const MAGNITUDES: &[&str] = &["inside", "below", "above", "mixed", "no-figure"];
 

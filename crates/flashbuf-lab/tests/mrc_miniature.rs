@@ -25,6 +25,7 @@ fn config(trace: &str, policy: &str, rate: f64, sizes: &[usize]) -> MiniConfig {
         points: 10,
         check_full: sizes.len(),
         jobs: 2,
+        data: flashbuf_core::DataMode::Bytes,
     }
 }
 

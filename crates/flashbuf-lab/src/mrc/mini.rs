@@ -89,6 +89,8 @@ pub struct MiniConfig {
     pub check_full: usize,
     /// Runs at once (at least 1).
     pub jobs: usize,
+    /// Page bytes or metadata only in every run (`--data`; the estimates are the same).
+    pub data: flashbuf_core::DataMode,
 }
 
 /// A full run at one size and the miniature's error against it.
@@ -217,6 +219,7 @@ pub fn miniature(c: &MiniConfig) -> Result<MiniRun, LabError> {
         page_size: c.page_size,
         seed: c.seed,
         limit_refs: c.limit,
+        data: c.data,
         ..RunConfig::default()
     };
     let with = |pages: usize| RunConfig {

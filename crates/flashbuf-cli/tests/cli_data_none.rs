@@ -1,0 +1,100 @@
+#![allow(clippy::unwrap_used)]
+//! `--data none` from the command line: replay and compare give the same figures as with
+//! bytes and say which mode ran; bench says the byte limit does not apply; mrc's
+//! miniatures estimate the same; bad values and stores that need bytes are refused with
+//! the reason, never a panic.
+
+mod common;
+use common::flashbuf;
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let o = flashbuf(args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// The figures that a run decides (not the machine's time and memory).
+fn figures(run: &serde_json::Value) -> Vec<String> {
+    [
+        "hits",
+        "misses",
+        "page_writes",
+        "device_time_us",
+        "erases",
+        "write_batches",
+    ]
+    .iter()
+    .map(|k| run[*k].to_string())
+    .collect()
+}
+
+#[test]
+fn replay_and_compare_without_bytes_give_the_same_figures() {
+    let base = [
+        "replay",
+        "--limit",
+        "30000",
+        "--device",
+        "sim:sd-card",
+        "--buffer-pages",
+        "200",
+        "--json",
+    ];
+    let bytes = json(&base);
+    let none = json(&[&base[..], &["--data", "none"]].concat());
+    let (b, n) = (&bytes["runs"][0], &none["runs"][0]);
+    assert_eq!(figures(b), figures(n));
+    assert_eq!(n["data"], "none");
+    assert!(b.get("data").is_none());
+    let cmp = [
+        "compare",
+        "--limit",
+        "20000",
+        "--devices",
+        "sim:mtron",
+        "--json",
+    ];
+    let cb = json(&cmp);
+    let cn = json(&[&cmp[..], &["--data", "none"]].concat());
+    let runs = cb["runs"].as_array().unwrap();
+    assert!(runs.len() >= 4);
+    for (b, n) in runs.iter().zip(cn["runs"].as_array().unwrap()) {
+        assert_eq!(figures(b), figures(n), "{}", b["policy"]);
+    }
+}
+
+#[test]
+fn bench_and_mrc_take_the_mode() {
+    let b = json(&[
+        "bench", "--limit", "20000", "--runs", "1", "--data", "none", "--json",
+    ]);
+    assert_eq!(b["config"]["data"], "none");
+    assert!(b["bench"]["byte_limit_refs_per_s"].is_null());
+    let o = flashbuf(&["bench", "--limit", "20000", "--runs", "1", "--data", "none"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("byte limit does not apply"));
+    let mrc = |data: &str| {
+        json(&[
+            "mrc", "--policy", "cflru", "--sample", "rate=0.5", "--sizes", "50,200", "--limit",
+            "30000", "--data", data, "--json",
+        ])
+    };
+    let (mb, mn) = (mrc("bytes"), mrc("none"));
+    assert_eq!(mb["rows"].as_array().map(Vec::len), Some(2), "{mb}");
+    assert_eq!(mb["rows"], mn["rows"]);
+}
+
+#[test]
+fn bad_values_and_stores_that_need_bytes_are_refused() {
+    let o = flashbuf(&["replay", "--limit", "100", "--data", "some"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("'some'"));
+    for store in ["icl", "log-structured"] {
+        let o = flashbuf(&[
+            "replay", "--limit", "100", "--store", store, "--data", "none",
+        ]);
+        assert!(!o.status.success());
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(e.contains("--data none is not supported"), "{store}: {e}");
+        assert!(!e.contains("panicked"), "{e}");
+    }
+}
