@@ -208,14 +208,7 @@ pub(super) fn table_5(
         ("pgbench", pgbench, format!("{FD_PAPER},track=true")),
     ];
     for (tname, trace, p) in tracked {
-        let r = cx.rn.run(
-            trace,
-            PAGE_SIZE,
-            &p,
-            SD_CARD,
-            BufferSize::Ratio(BUFFER),
-            plain,
-        )?;
+        let r = cx.run(trace, &p, SD_CARD, BufferSize::Ratio(BUFFER), plain)?;
         let g = |k: &str| r.policy_report.get(k).map_or("-".to_string(), |v| upct(*v));
         t5.row(vec![
             tname.into(),

@@ -110,10 +110,7 @@ pub(super) fn fig_11(
         };
         let mut rs = Vec::new();
         for ro in &workloads {
-            rs.push(
-                cx.rn
-                    .run(tpcc, PAGE_SIZE, &p, SD_CARD, BufferSize::Ratio(BUFFER), ro)?,
-            );
+            rs.push(cx.run(tpcc, &p, SD_CARD, BufferSize::Ratio(BUFFER), ro)?);
         }
         if refs == 5_000 {
             for (b, r) in base.iter_mut().zip(&rs) {
@@ -179,8 +176,7 @@ pub(super) fn fig_12(cx: &mut Ctx<'_>, tpcc: &Path) -> Result<Section, LabError>
             let mut t = Vec::new();
             for p in [CASA, FD_PAPER, FD_ORDER] {
                 t.push(
-                    cx.rn
-                        .run(tpcc, PAGE_SIZE, p, SD_CARD, BufferSize::Ratio(BUFFER), &ro)?
+                    cx.run(tpcc, p, SD_CARD, BufferSize::Ratio(BUFFER), &ro)?
                         .device_time_us,
                 );
             }
@@ -287,14 +283,7 @@ pub(super) fn sensitivity(
         "fd-buffer:clustering=batch,r=online",
         "fd-buffer:clustering=drain,victim=order,window=1000000000,init=0.05",
     ] {
-        let r = cx.rn.run(
-            tpcc,
-            PAGE_SIZE,
-            p,
-            SD_CARD,
-            BufferSize::Ratio(BUFFER),
-            plain,
-        )?;
+        let r = cx.run(tpcc, p, SD_CARD, BufferSize::Ratio(BUFFER), plain)?;
         sv.row(vec![
             p.into(),
             count(r.page_reads),
