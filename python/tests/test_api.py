@@ -48,6 +48,14 @@ def test_replay_counts(sample):
     assert r["device_time_us"] > 0
 
 
+def test_replay_without_bytes_gives_the_same_figures(sample):
+    bytes_run = flashbuf.replay(sample, **REPLAY)
+    none_run = flashbuf.replay(sample, data="none", **REPLAY)
+    assert none_run["data"] == "none" and "data" not in bytes_run
+    for k in ("hits", "misses", "page_writes", "device_writes", "device_time_us", "erases"):
+        assert none_run[k] == bytes_run[k], k
+
+
 def test_replay_is_the_documents_run_and_repeats(sample):
     doc = flashbuf.document("replay", trace=sample, **REPLAY)
     assert list(doc) == ["runs"] and len(doc["runs"]) == 1
