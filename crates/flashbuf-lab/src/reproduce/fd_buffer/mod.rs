@@ -37,25 +37,27 @@
 //! - Every run has the data set on the device from the start (`RunConfig::presize`), on
 //!   fresh (not preconditioned) simulated devices, as the profiles were calibrated.
 //!
-//! # Results (whole traces after the warm-up, seed 42; 110 runs, 12 minutes)
-//! Measured after the buffer is full (`Warmup::Fill`, §5.1), on fresh devices. TPC-C,
-//! sd-card, 3 % (1,241 frames), device seconds: LRU 17,350, CFDC 14,333, CASA 10,864,
-//! FD-Buffer 10,322 (−5.0 % vs CASA, −40.5 % vs LRU), FD-Buffer/order 9,752, and the
-//! clustered-cost variant (not the paper's, `policy::fd_buffer::clustered_cost`) 8,903.
-//! FD-Buffer reads 14.5 % more and writes 0.8 % less than LRU (paper: +29.9 % / −21.5 %).
-//! FD-Buffer also wins over CASA on the USB stick (TPC-C), on flash-25 (976 vs 1,006 s),
-//! with larger buffers (6 %: −19 % vs CASA) and under WM2 (−7 %), but CASA wins on pgbench
-//! (CASA 4,334 s vs FD-Buffer 5,112 s on sd-card: the clusters CFDC's priority picks get
-//! rewritten, 6 % more writes than LRU), with small buffers (0.75–1.5 %), under RM1 and
-//! slightly under WM1; averaged over the two traces FD-Buffer is 6.5 % (sd-card) and 5.1 %
-//! (USB stick) above CASA, where the paper has it 18.1 % and 15.4 % below. The
-//! clustered-cost variant is the cheapest policy in three of the four trace × device cells
-//! of Figs. 2–3 (pgbench on the USB stick: 7,166 s vs CASA's 7,131) and on flash-25 (889 s).
-//! Eq. (3) hardly reacts to `R` beyond about `1 / P_d^w` (the advisor's choices at R = 16
-//! and R = 146 are nearly the same), so a growing `R` (RM1) or a clustering-dependent write
-//! cost is not followed; a static split with a 5 % clean pool (8,858 s) shows the room
-//! left. Why FD-Buffer loses to CASA on other traces and on steady devices, measured:
-//! `policy::fd_buffer::clustered_cost`.
+//! # Results (whole traces after the warm-up, seed 42; 110 runs, 7 minutes)
+//! Measured after the buffer is full (`Warmup::Fill`, §5.1), on fresh devices, with the
+//! paper's 256-page clusters on both cards. TPC-C, sd-card, 3 % (1,241 frames), device
+//! seconds: LRU 17,810, CFDC 12,521, CASA 10,697, FD-Buffer 9,363 (12.5 % below CASA,
+//! 47.4 % below LRU), FD-Buffer/order 9,518. Averaged over TPC-C and pgbench FD-Buffer is
+//! 3.2 % below CASA on the sd-card (paper 18.1 %) and 5.1 % above it on the USB stick
+//! (paper 15.4 % below): on pgbench CASA wins on both cards (4,213 vs 4,469 s; 7,131 vs
+//! 8,269 s), the clusters CFDC's priority picks get rewritten (FD-Buffer writes 7 % more
+//! than LRU there). Over LRU (43–46 %) and CFDC (26–34 %) FD-Buffer gains more than the
+//! paper's 30–33 % and 18–24 %. FD-Buffer's gain over CASA grows with the buffer (Fig. 8:
+//! −24 % at 0.75 %, +22 % at 6 %; paper +9 % to +24 %); it holds under RM2 (+12.7 %), WM1
+//! (+5.2 %) and WM2 (+14.3 %), not under RM1 (−7.2 %). With the device's own erase block
+//! (128 pages on our sd-card profile, every policy; the previous setup) FD-Buffer was
+//! 5.0 % below CASA on TPC-C (10,322 vs 10,864 s) but 6.5 % above it on average over the
+//! two traces: the paper's cluster size turns the sd-card average from a loss into a
+//! small gain (the USB stick's erase block already held 256 pages). FD-Buffer reads 14.3 % more and writes 1.2 % less than
+//! LRU (paper: +29.9 % / −21.5 %). Eq. (3) hardly reacts to `R` beyond about `1 / P_d^w`,
+//! so a growing `R` (RM1) or a clustering-dependent write cost is not followed; a static
+//! split with a 5 % clean pool (8,589 s) shows the room left. Why FD-Buffer loses to CASA
+//! on other traces and on steady devices, and the clustered-cost variant (not the
+//! paper's): `policy::fd_buffer::clustered_cost`.
 
 mod figs_4_6;
 mod overall;
