@@ -18,22 +18,22 @@
 //!   within one erase block (`crate::cluster_runs`; 128 pages on sd-card).
 //!
 //! # Results (`flashbuf reproduce fd-buffer`, whole traces, seed 42, release build; 110
-//! runs, 390 s wall; TPC-C, sd-card, 3 % = 1,241 frames, 1,022 windows after the fill)
-//! - Fig. 5 holds: mean clean pages LRU 823.4, CFDC 356.2, CASA 407.4, FD-Buffer 235.8
-//!   (19 % of the buffer; extras: /order 237.0, /clustered-cost 82.9).
-//! - Fig. 6 holds in direction, below in magnitude: pages per write run LRU 3.42, CFDC
-//!   3.73, CASA 5.57, FD-Buffer 5.63 (+1.1 % vs CASA; paper +12.3 %). FD-Buffer as published
-//!   writes 6 % more pages than CASA (380,386 vs 357,494) in 5 % more runs (67,542 vs
-//!   64,190); with the dirty pool's LRU page choosing the victim cluster (/order, an
-//!   extension) +14.9 % (348,239 pages), the clustered-cost variant +30.8 %: the paper's
-//!   margin depends on which cluster is drained.
-//! - Fig. 4 half holds: FD-Buffer's clean pages fluctuate more than CASA's (sd 153.6 vs
-//!   73.3; FD-Buffer swings between about 60 and 790 frames), but they do not follow its
-//!   windows' read share of the device time (Pearson −0.11, lag 1: 0.13), while CASA's do
-//!   (0.55, lag 1: 0.50). A likely cause (not measured): CASA moves its clean target on
-//!   every miss by the measured costs, FD-Buffer sets `M_c` once per window from Eq. (3)'s
-//!   miss-rate estimates, which hardly react to `R` (module docs of `fd_buffer`). The
-//!   verdict asks for both, so it does not hold.
+//! runs, 407 s wall; TPC-C, sd-card, 3 % = 1,241 frames, 1,022 windows after the fill;
+//! write clusters of 256 pages as the paper set them)
+//! - Fig. 5 holds: mean clean pages LRU 843.2, CFDC 355.8, CASA 410.8, FD-Buffer 238.2
+//!   (19 % of the buffer; extras: /order 237.5, /clustered-cost 87.7).
+//! - Fig. 6 holds in direction, below in magnitude: pages per write run (within one
+//!   128-page erase block) LRU 1.85, CFDC 1.89, CASA 1.99, FD-Buffer 2.04 (+2.6 % vs CASA;
+//!   paper +12.3 %); FD-Buffer as published writes 6 % more pages than CASA (379,777 vs
+//!   357,266). With 128-page clusters (the previous setup) the runs were longer (CASA 5.57,
+//!   FD-Buffer 5.63, +1.1 %): a 256-page cluster drains across two of the SD card's erase
+//!   blocks.
+//! - Fig. 4 half holds: FD-Buffer's clean pages fluctuate more than CASA's (sd 154.2 vs
+//!   74.3), but they do not follow its windows' read share of the device time (Pearson
+//!   −0.15, lag 1: 0.12), while CASA's do (0.56, lag 1: 0.51). A likely cause (not
+//!   measured): CASA moves its clean target on every miss by the measured costs, FD-Buffer
+//!   sets `M_c` once per window from Eq. (3)'s miss-rate estimates, which hardly react to
+//!   `R` (module docs of `fd_buffer`). The verdict asks for both, so it does not hold.
 //! - Table 3 holds exactly (8 misses, 1 hit, 8 reads, 1 write); row 8 read as `[B, C]`.
 
 use super::table_3::table_3;
