@@ -7,6 +7,7 @@ use super::summary::summary_blocks;
 use super::victim::{self, VictimRule};
 use crate::{StoreError, Superblock};
 use flashbuf_core::page::is_valid_page_size;
+use flashbuf_core::DataMode;
 
 /// The clock the cleaner's knobs (cleaning interval, protection period) and the segments'
 /// ages are measured on. One tick is a microsecond for `Device` and `Wall`, one caller page
@@ -172,8 +173,8 @@ impl Default for CleanerConfig {
 
 /// Configuration of a [`LogStore`](super::LogStore).
 ///
-/// The format fields (page size, segment size, space, page ids) are written in the
-/// superblock: reopening with others is refused. The cleaner, the time base and the
+/// The format fields (page size, segment size, space, page ids, data mode) are written in
+/// the superblock: reopening with others is refused. The cleaner, the time base and the
 /// checkpoint interval may change from one open to the next.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LogStoreConfig {
@@ -202,6 +203,8 @@ pub struct LogStoreConfig {
     pub checkpoint_segments: Option<u32>,
     /// Generation salt (tests pin it); `None` picks a fresh one when formatting.
     pub salt: Option<u64>,
+    /// Whole pages, or only their metadata (a format field; [`super`], *Metadata only*).
+    pub data: DataMode,
 }
 
 impl Default for LogStoreConfig {
@@ -216,6 +219,7 @@ impl Default for LogStoreConfig {
             time_base: TimeBase::Device,
             checkpoint_segments: None,
             salt: None,
+            data: DataMode::Bytes,
         }
     }
 }
@@ -227,6 +231,11 @@ impl LogStoreConfig {
             page_size,
             ..Self::default()
         }
+    }
+
+    /// Bytes of a data block's image in memory: a page as callers exchange it.
+    pub fn block_bytes(&self) -> usize {
+        self.data.buffer_bytes(self.page_size)
     }
 
     /// Blocks per segment.

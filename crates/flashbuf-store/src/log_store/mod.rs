@@ -58,6 +58,20 @@
 //! background on the configured clock with the paper's knobs (`cleaner`). Victim rules
 //! ([`victim`]): greedy, cost-benefit, oldest-first, SepBIT's selection.
 //!
+//! # Metadata only
+//! With [`DataMode::Metadata`](flashbuf_core::DataMode) (`--data none`, issue 17) callers
+//! exchange 64-byte pages (header and stamp, sealed and checked as usual) and a data block
+//! is that image, stamped as above (the checksum covers its 64 bytes). The layout stays in
+//! logical pages and every data block goes down as a metadata-only request of the whole
+//! block (`data`): the queue is flushed with one `write_heads` where bytes take one
+//! `write_batch`, a lone block with `write_head`, the cleaner's copies likewise, a
+//! caller's read with `read_head`. Runs of blocks the cleaner and recovery read with one
+//! byte request stay one request; each block is decoded from its first 64 bytes (the
+//! device overlays heads there). Summaries, checkpoints, the state record and the
+//! superblock stay bytes. So the placement, the cleaner and the device's costs are those
+//! of bytes, request for request. The superblock records the mode: a store is refused in
+//! the other one.
+//!
 //! # Concurrency
 //! One read-write lock: reads share it (and read the device under it); writes, syncs and
 //! the cleaner take it exclusively.
@@ -73,6 +87,7 @@ pub mod checkpoint;
 mod cleaner;
 mod clock;
 pub mod config;
+mod data;
 mod invariants;
 pub mod layout;
 mod lifecycle;
@@ -97,7 +112,7 @@ use crate::counters::StoreCounters;
 use crate::state::StateArea;
 use crate::{PageStore, PageWrite, Poison, ReadOutcome, StoreError, StoreStats};
 use clock::Clock;
-use flashbuf_core::page::{self, PageCheckError};
+use flashbuf_core::page;
 use flashbuf_core::{DeviceStats, DirtyRanges, PageId};
 use flashbuf_device::Device;
 use lifecycle::STATE_COPY_BYTES;
@@ -169,7 +184,7 @@ impl<D: Device> LogStore<D> {
             map: map::L2pMap::new(layout.logical_pages),
             usage: UsageTable::new(layout.segments),
             heads,
-            queue: WriteQueue::new(cfg.page_size),
+            queue: WriteQueue::new(cfg.block_bytes()),
             placement,
             rule,
             next_seq: 1,
@@ -278,7 +293,7 @@ impl<D: Device> LogStore<D> {
 
     /// Checks a page handed over for writing; its page id must be one the store holds.
     fn check_write(&self, pid: PageId, page: &[u8]) -> Result<(), StoreError> {
-        crate::checks::check_sealed(pid, page, self.cfg.page_size)?;
+        crate::checks::check_sealed(pid, page, self.cfg.block_bytes())?;
         if pid.0 >= self.layout.logical_pages {
             return Err(StoreError::Full(format!(
                 "{pid} is beyond the store's {} page ids",
@@ -311,12 +326,12 @@ impl<D: Device> PageStore for LogStore<D> {
     }
 
     fn page_size(&self) -> usize {
-        self.cfg.page_size
+        self.cfg.block_bytes()
     }
 
     fn read_page(&self, pid: PageId, buf: &mut [u8]) -> Result<ReadOutcome, StoreError> {
         self.poison.check()?;
-        crate::checks::check_buf(buf.len(), self.cfg.page_size)?;
+        crate::checks::check_buf(buf.len(), self.cfg.block_bytes())?;
         self.counters.read();
         let st = self.state.read();
         let Some(addr) = st.map.get(pid.0) else {
@@ -324,34 +339,17 @@ impl<D: Device> PageStore for LogStore<D> {
             self.counters.unwritten();
             return Ok(ReadOutcome::Unwritten);
         };
+        let off = self.layout.addr_byte_offset(addr);
         self.poison
-            .guard(self.dev.read_at(self.layout.addr_byte_offset(addr), buf))?;
+            .guard(data::read_block(&self.dev, &self.cfg, off, buf))?;
         drop(st);
-        let reason = match stamp::check(buf, self.salt, addr) {
-            Some(s) if s.pid != pid.0 => PageCheckError::WrongPage {
-                found: PageId(s.pid),
-            },
-            // The cleaner's copy of a block that had failed its checksum.
-            Some(s) if s.damaged() => PageCheckError::Checksum {
-                stored: s.crc,
-                computed: 0,
-            },
-            Some(_) => {
-                stamp::restore(buf);
-                return Ok(ReadOutcome::Found);
+        match data::check_read(buf, self.salt, addr, pid) {
+            Ok(()) => Ok(ReadOutcome::Found),
+            Err(reason) => {
+                buf.fill(0);
+                Err(StoreError::Corrupt { pid, reason })
             }
-            None if buf[4..8] != flashbuf_core::page::PAGE_MAGIC => {
-                let mut found = [0u8; 4];
-                found.copy_from_slice(&buf[4..8]);
-                PageCheckError::BadMagic { found }
-            }
-            None => PageCheckError::Checksum {
-                stored: u32::from_le_bytes([buf[0], buf[1], buf[2], buf[3]]),
-                computed: stamp::expected_crc(buf, self.salt, addr),
-            },
-        };
-        buf.fill(0);
-        Err(StoreError::Corrupt { pid, reason })
+        }
     }
 
     fn write_page(&self, pid: PageId, page: &[u8], _dirty: &DirtyRanges) -> Result<(), StoreError> {

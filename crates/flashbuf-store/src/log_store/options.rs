@@ -340,6 +340,7 @@ impl LogStoreOptions {
         ctx: &StoreContext<'_>,
     ) -> Result<LogStoreConfig, StoreError> {
         let mut cfg = self.base(ctx.page_size, self.time_base(device));
+        cfg.data = ctx.data;
         cfg.validate()?;
         // The run's data raises the page ids and the segments given (lower bounds), so
         // that a small configuration (a crash variant) also runs a whole trace.
