@@ -116,7 +116,7 @@ impl<D: Device> LogStore<D> {
         let wall = Instant::now();
         let t0 = dev.stats().device_time_us;
         let data_blocks = config::data_blocks_per_segment(layout.segment_blocks, cfg.page_size);
-        let promised = super::promise_of(&state_area);
+        let promised = super::reporting::promise_of(&state_area);
         let bb = cfg.block_bytes();
         let r = recovery::recover(&dev, &layout, sb.salt, data_blocks, bb, promised)?;
         let mut state = Self::new_state(&dev, &cfg, &layout);
