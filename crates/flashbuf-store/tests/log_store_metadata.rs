@@ -158,7 +158,11 @@ fn metadata_pages_match_a_model_and_cost_what_whole_pages_cost() {
         let mut runs = Vec::new();
         for data in [DataMode::Metadata, DataMode::Bytes] {
             let s = LogStore::create(sim(), cfg(data, kind, time_base)).expect("create");
-            assert_eq!(s.page_size(), data.buffer_bytes(PS));
+            let expected = match data {
+                DataMode::Metadata => METADATA_PAGE_BYTES,
+                DataMode::Bytes => PS,
+            };
+            assert_eq!(s.page_size(), expected);
             let mut model = HashMap::new();
             model_run(&s, &mut model, seed, 1500);
             runs.push((outcome(&s), s, model));
