@@ -5,7 +5,8 @@
 //! gives the same counters; reopening (checkpoint and roll-forward) returns every synced
 //! page and costs what it costs with bytes; a store formatted in one mode is refused in
 //! the other; a damaged head reads corrupt — never an older copy — before and after the
-//! cleaner moved it and after a reopen.
+//! cleaner moved it and after a reopen; a torn, never synced block cuts the log's tail
+//! there, as with bytes.
 
 use flashbuf_core::rng::SplitMix64;
 use flashbuf_core::{page, DataMode, DeviceStats, DirtyRanges, PageId, METADATA_PAGE_BYTES};
@@ -128,10 +129,19 @@ fn model_run(store: &dyn PageStore, model: &mut HashMap<u64, u64>, seed: u64, st
     store.check_invariants().expect("invariants");
 }
 
-fn sim() -> SimDevice {
-    let d = SimDevice::by_name("sd-card", 8 << 20, 1).expect("sim");
+/// A preconditioned SD card serving `qd` requests at a time (a batch's writes overlap
+/// at `qd > 1`, so a batch costs less than its writes one by one).
+fn sim_qd(qd: u32) -> SimDevice {
+    let d = SimDevice::by_name("sd-card", 8 << 20, 1)
+        .expect("sim")
+        .with_queue_depth(qd)
+        .expect("qd");
     d.precondition_as(Precondition::Sequential);
     d
+}
+
+fn sim() -> SimDevice {
+    sim_qd(1)
 }
 
 /// Everything a run leaves to compare between the modes.
@@ -149,15 +159,15 @@ fn outcome(s: &LogStore<SimDevice>) -> Outcome {
 #[test]
 fn metadata_pages_match_a_model_and_cost_what_whole_pages_cost() {
     let cases = [
-        (CleanerKind::Greedy, TimeBase::Writes, 1),
-        (CleanerKind::SepBit, TimeBase::Writes, 2),
-        (CleanerKind::CostBenefit, TimeBase::Device, 3),
-        (CleanerKind::Oldest, TimeBase::Device, 4),
+        (CleanerKind::Greedy, TimeBase::Writes, 1, 1),
+        (CleanerKind::SepBit, TimeBase::Writes, 2, 4),
+        (CleanerKind::CostBenefit, TimeBase::Device, 3, 4),
+        (CleanerKind::Oldest, TimeBase::Device, 4, 1),
     ];
-    for (kind, time_base, seed) in cases {
+    for (kind, time_base, seed, qd) in cases {
         let mut runs = Vec::new();
         for data in [DataMode::Metadata, DataMode::Bytes] {
-            let s = LogStore::create(sim(), cfg(data, kind, time_base)).expect("create");
+            let s = LogStore::create(sim_qd(qd), cfg(data, kind, time_base)).expect("create");
             let expected = match data {
                 DataMode::Metadata => METADATA_PAGE_BYTES,
                 DataMode::Bytes => PS,
@@ -168,7 +178,7 @@ fn metadata_pages_match_a_model_and_cost_what_whole_pages_cost() {
             runs.push((outcome(&s), s, model));
         }
         let ((m, meta, model), (b, _, _)) = (&runs[0], &runs[1]);
-        let what = format!("{kind:?} on the {time_base:?} clock");
+        let what = format!("{kind:?} on the {time_base:?} clock, qd {qd}");
         assert_eq!(m.0, b.0, "{what}: the device saw different requests");
         assert_eq!(m.1, b.1, "{what}: store counters");
         assert_eq!(m.2, b.2, "{what}: log store counters");
@@ -369,4 +379,46 @@ fn damaged_run(data: DataMode) -> (u64, RecoveryCmp, DeviceStats) {
 fn a_damaged_head_reads_corrupt_never_an_older_copy() {
     let meta = damaged_run(DataMode::Metadata);
     assert_eq!(meta, damaged_run(DataMode::Bytes), "as with whole pages");
+}
+
+/// Versions pages `0..20` read after a torn, never synced block in the log's tail.
+fn torn_tail_run(data: DataMode) -> Vec<u64> {
+    let c = cfg(data, CleanerKind::Greedy, TimeBase::Writes);
+    let dev = Arc::new(MemDevice::new(0));
+    let s = LogStore::create(dev.clone(), c.clone()).expect("create");
+    let len = s.page_size();
+    let write = |s: &LogStore<Arc<MemDevice>>, pid: u64, v: u64| {
+        let p = sealed(len, PageId(pid), v);
+        s.write_page(PageId(pid), &p, &DirtyRanges::full(len))
+            .expect("write");
+    };
+    for pid in 0..20 {
+        write(&s, pid, 1);
+    }
+    s.sync().expect("sync");
+    for pid in 0..6 {
+        write(&s, pid, 2);
+    }
+    // Page 3's new block tore (it was never synced): the tail is cut there.
+    damage_head(&s, PageId(3));
+    drop(s);
+    let s = LogStore::open(dev, c).expect("reopen");
+    assert!(s.recovery_report().expect("recovered").blocks_cut > 0);
+    let mut buf = vec![0u8; len];
+    (0..20)
+        .map(|pid| {
+            let got = s.read_page(PageId(pid), &mut buf).expect("never corrupt");
+            assert_eq!(got, ReadOutcome::Found, "{pid}");
+            page::version_of(&buf)
+        })
+        .collect()
+}
+
+#[test]
+fn a_torn_unsynced_tail_is_cut_as_with_bytes() {
+    let meta = torn_tail_run(DataMode::Metadata);
+    let mut expected = vec![1; 20];
+    expected[..3].fill(2);
+    assert_eq!(meta, expected, "the writes before the torn block survive");
+    assert_eq!(meta, torn_tail_run(DataMode::Bytes));
 }
