@@ -228,10 +228,7 @@ pub const STORES: &[StoreEntry] = &[
                           clock=writes,ci=4,pp=2,min_free=28,max_free=32,checkpoint=2",
             },
         ],
-        metadata_only: MetadataOnly::Unsupported(
-            "its segments pack pages with summary blocks and checkpoints in one byte layout \
-             (not done yet)",
-        ),
+        metadata_only: MetadataOnly::Supported,
     },
 ];
 

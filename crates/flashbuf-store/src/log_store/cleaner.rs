@@ -20,8 +20,11 @@
 //!   account for every live block (a damaged summary), the live blocks are found by a scan
 //!   of the map instead. A block that fails its checksum is copied as it is, marked as the
 //!   copy of a damaged block (counted): reading it still reports corruption, so the damage
-//!   stays reported and is never replaced by an older copy.
+//!   stays reported and is never replaced by an older copy. With metadata-only pages the
+//!   reads are the same byte requests, each block's image taken from its first bytes, and
+//!   the copies go down as metadata-only requests of whole blocks (`super::data`).
 
+use super::data::{block_image, block_image_mut};
 use super::layout::{BlockAddr, SegmentId};
 use super::scan::{read_blocks, read_summary};
 use super::stamp;
@@ -192,7 +195,7 @@ impl State {
             self.user_writes,
         );
         let live = self.live_blocks(cx, v, &row)?;
-        let ps = cx.layout.page_size;
+        let (ps, bb) = (cx.layout.page_size, cx.cfg.block_bytes());
         let mut buf = AlignedBuf::zeroed(ps, 4096);
         let mut i = 0;
         while i < live.len() {
@@ -209,7 +212,7 @@ impl State {
                 if self.map.get(pid) != Some(addr) {
                     continue;
                 }
-                let block = &mut buf[k * ps..(k + 1) * ps];
+                let block = block_image_mut(&mut buf, ps, bb, k);
                 let checked = stamp::check(block, cx.salt, addr)
                     .filter(|s| s.pid == pid && !s.damaged() && crc.is_none_or(|c| c == s.crc));
                 let (version, damaged) = match checked {
@@ -223,7 +226,7 @@ impl State {
                     }
                 };
                 let h = self.placement.place_gc(pid, row.class, self.user_writes);
-                let block = &buf[k * ps..(k + 1) * ps];
+                let block = block_image(&buf, ps, bb, k);
                 self.append(
                     cx,
                     h,

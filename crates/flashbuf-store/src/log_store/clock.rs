@@ -1,9 +1,47 @@
 //! The cleaner's clock: ticks of the configured [`TimeBase`], continued across reopens
 //! (the checkpoint records the time it was taken; a reopened store starts from there).
 
-use super::config::TimeBase;
+use crate::StoreError;
 use flashbuf_device::Device;
 use std::time::Instant;
+
+/// The clock the cleaner's knobs (cleaning interval, protection period) and the segments'
+/// ages are measured on. One tick is a microsecond for `Device` and `Wall`, one caller page
+/// write for `Writes`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeBase {
+    /// The device's own time (`DeviceStats::device_time_us`): the virtual clock of a
+    /// simulated device, measured I/O time of a file.
+    Device,
+    /// Monotonic wall time since the store was opened (continued across reopens through
+    /// the checkpoint). The choice for file devices.
+    Wall,
+    /// Pages written by callers (a logical clock: deterministic on any device).
+    Writes,
+}
+
+impl TimeBase {
+    /// The option value.
+    pub fn name(self) -> &'static str {
+        match self {
+            TimeBase::Device => "device",
+            TimeBase::Wall => "wall",
+            TimeBase::Writes => "writes",
+        }
+    }
+
+    /// Parses an option value; the error lists the valid ones.
+    pub fn parse(s: &str) -> Result<Self, StoreError> {
+        match s {
+            "device" => Ok(TimeBase::Device),
+            "wall" => Ok(TimeBase::Wall),
+            "writes" => Ok(TimeBase::Writes),
+            _ => Err(StoreError::Invalid(format!(
+                "unknown time base '{s}'; valid: device, wall, writes"
+            ))),
+        }
+    }
+}
 
 /// Ticks of a [`TimeBase`], monotonic across reopens.
 #[derive(Debug)]

@@ -1,5 +1,6 @@
 //! Configuration of a [`LogStore`](super::LogStore): the format (page size, segment size,
-//! space, page ids) and the cleaner (victim rule, the NIPU paper's knobs, the time base).
+//! space, page ids, data mode) and the cleaner (victim rule, the NIPU paper's knobs, the
+//! time base).
 
 use super::layout::{Layout, MIN_SEGMENTS, MIN_SEGMENT_BLOCKS};
 use super::placement::{self, Placement};
@@ -7,44 +8,9 @@ use super::summary::summary_blocks;
 use super::victim::{self, VictimRule};
 use crate::{StoreError, Superblock};
 use flashbuf_core::page::is_valid_page_size;
+use flashbuf_core::DataMode;
 
-/// The clock the cleaner's knobs (cleaning interval, protection period) and the segments'
-/// ages are measured on. One tick is a microsecond for `Device` and `Wall`, one caller page
-/// write for `Writes`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TimeBase {
-    /// The device's own time (`DeviceStats::device_time_us`): the virtual clock of a
-    /// simulated device, measured I/O time of a file.
-    Device,
-    /// Monotonic wall time since the store was opened (continued across reopens through
-    /// the checkpoint). The choice for file devices.
-    Wall,
-    /// Pages written by callers (a logical clock: deterministic on any device).
-    Writes,
-}
-
-impl TimeBase {
-    /// The option value.
-    pub fn name(self) -> &'static str {
-        match self {
-            TimeBase::Device => "device",
-            TimeBase::Wall => "wall",
-            TimeBase::Writes => "writes",
-        }
-    }
-
-    /// Parses an option value; the error lists the valid ones.
-    pub fn parse(s: &str) -> Result<Self, StoreError> {
-        match s {
-            "device" => Ok(TimeBase::Device),
-            "wall" => Ok(TimeBase::Wall),
-            "writes" => Ok(TimeBase::Writes),
-            _ => Err(StoreError::Invalid(format!(
-                "unknown time base '{s}'; valid: device, wall, writes"
-            ))),
-        }
-    }
-}
+pub use super::clock::TimeBase;
 
 /// Which segments the cleaner takes (and, for the modern scheme, where blocks are placed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -172,8 +138,8 @@ impl Default for CleanerConfig {
 
 /// Configuration of a [`LogStore`](super::LogStore).
 ///
-/// The format fields (page size, segment size, space, page ids) are written in the
-/// superblock: reopening with others is refused. The cleaner, the time base and the
+/// The format fields (page size, segment size, space, page ids, data mode) are written in
+/// the superblock: reopening with others is refused. The cleaner, the time base and the
 /// checkpoint interval may change from one open to the next.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LogStoreConfig {
@@ -202,6 +168,8 @@ pub struct LogStoreConfig {
     pub checkpoint_segments: Option<u32>,
     /// Generation salt (tests pin it); `None` picks a fresh one when formatting.
     pub salt: Option<u64>,
+    /// Whole pages, or only their metadata (a format field; [`super`], *Metadata only*).
+    pub data: DataMode,
 }
 
 impl Default for LogStoreConfig {
@@ -216,6 +184,7 @@ impl Default for LogStoreConfig {
             time_base: TimeBase::Device,
             checkpoint_segments: None,
             salt: None,
+            data: DataMode::Bytes,
         }
     }
 }
@@ -227,6 +196,11 @@ impl LogStoreConfig {
             page_size,
             ..Self::default()
         }
+    }
+
+    /// Bytes of a data block's image in memory: a page as callers exchange it.
+    pub fn block_bytes(&self) -> usize {
+        self.data.buffer_bytes(self.page_size)
     }
 
     /// Blocks per segment.

@@ -173,6 +173,7 @@ impl Layout {
         b.extend_from_slice(&self.segments.to_le_bytes());
         b.extend_from_slice(&self.logical_pages.to_le_bytes());
         b.extend_from_slice(&self.slot_blocks.to_le_bytes());
+        // Bytes 20..24: the data mode (`super::data::mark_extra`; 0 is bytes).
         b.extend_from_slice(&0u32.to_le_bytes());
         b.extend_from_slice(&self.slot_offset.to_le_bytes());
         b.extend_from_slice(&self.segment_offset.to_le_bytes());

@@ -5,7 +5,7 @@ use super::layout::Layout;
 use super::state::Ctx;
 use super::stats::LogStoreStats;
 use super::usage::UsageTable;
-use super::{recovery, LogStore, KIND};
+use super::{data, recovery, LogStore, KIND};
 use crate::salt::fresh_salt;
 use crate::state::StateArea;
 use crate::{Poison, StoreError, Superblock};
@@ -43,14 +43,16 @@ impl<D: Device> LogStore<D> {
         let salt = cfg.salt.unwrap_or_else(|| fresh_salt(prev));
         dev.set_len(0)?;
         dev.set_len(layout.total_bytes())?;
+        let mut extra = layout.encode_extra();
+        data::mark_extra(&mut extra, cfg.data);
         Superblock {
             kind: KIND.to_string(),
             page_size: cfg.page_size as u32,
             data_offset: layout.segment_offset,
-            config_fingerprint: layout.fingerprint(),
+            config_fingerprint: data::fingerprint(&layout, cfg.data),
             salt,
             state_copy_bytes: STATE_COPY_BYTES as u32,
-            extra: layout.encode_extra(),
+            extra,
         }
         .write(&dev)?;
         // The extent is the whole layout from the start: a shorter device is refused at
@@ -84,7 +86,7 @@ impl<D: Device> LogStore<D> {
 
     /// Opens an existing store and recovers it (newest valid checkpoint, roll-forward).
     /// Refuses a device holding another kind of store, another page size, segment size,
-    /// space or page count, with a message saying which.
+    /// space, page count or data mode, with a message saying which.
     pub fn open(dev: D, cfg: LogStoreConfig) -> Result<Self, StoreError> {
         Self::check_device(&dev, &cfg)?;
         let sb = Superblock::read(&dev)?;
@@ -93,7 +95,8 @@ impl<D: Device> LogStore<D> {
         let reserved = Superblock::reserved_bytes(cfg.page_size);
         let layout = Layout::decode_extra(&sb.extra, cfg.page_size, sb.data_offset, reserved)?;
         Self::check_format(&cfg, &layout)?;
-        sb.expect(KIND, cfg.page_size, layout.fingerprint())?;
+        data::check_extra(&sb.extra, cfg.data)?;
+        sb.expect(KIND, cfg.page_size, data::fingerprint(&layout, cfg.data))?;
         let state_area = StateArea::load_checked(&dev, STATE_COPY_BYTES, sb.salt)?;
         if state_area.data_end() != layout.total_bytes() {
             return Err(StoreError::Format(format!(
@@ -113,8 +116,9 @@ impl<D: Device> LogStore<D> {
         let wall = Instant::now();
         let t0 = dev.stats().device_time_us;
         let data_blocks = config::data_blocks_per_segment(layout.segment_blocks, cfg.page_size);
-        let promised = super::promise_of(&state_area);
-        let r = recovery::recover(&dev, &layout, sb.salt, data_blocks, promised)?;
+        let promised = super::reporting::promise_of(&state_area);
+        let bb = cfg.block_bytes();
+        let r = recovery::recover(&dev, &layout, sb.salt, data_blocks, bb, promised)?;
         let mut state = Self::new_state(&dev, &cfg, &layout);
         state.map = r.map;
         state.usage = UsageTable::from_rows(r.usage);
@@ -206,7 +210,7 @@ impl<D: Device> LogStore<D> {
                 cx.max_live_pages()
             )));
         }
-        let mut p = AlignedBuf::zeroed(self.cfg.page_size, 4096);
+        let mut p = AlignedBuf::zeroed(self.cfg.block_bytes(), 4096);
         for pid in 0..pages {
             if st.map.get(pid).is_none() {
                 p.fill(0);

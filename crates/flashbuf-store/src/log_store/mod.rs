@@ -58,6 +58,20 @@
 //! background on the configured clock with the paper's knobs (`cleaner`). Victim rules
 //! ([`victim`]): greedy, cost-benefit, oldest-first, SepBIT's selection.
 //!
+//! # Metadata only
+//! With [`DataMode::Metadata`](flashbuf_core::DataMode) (`--data none`, issue 17) callers
+//! exchange 64-byte pages (header and stamp, sealed and checked as usual) and a data block
+//! is that image, stamped as above (the checksum covers its 64 bytes). The layout stays in
+//! logical pages and every data block goes down as a metadata-only request of the whole
+//! block (`data`): the queue is flushed with one `write_heads` where bytes take one
+//! `write_batch`, a lone block with `write_head`, the cleaner's copies likewise, a
+//! caller's read with `read_head`. Runs of blocks the cleaner and recovery read with one
+//! byte request stay one request; each block is decoded from its first 64 bytes (the
+//! device overlays heads there). Summaries, checkpoints, the state record and the
+//! superblock stay bytes. So the placement, the cleaner and the device's costs are those
+//! of bytes, request for request. The superblock records the mode: a store is refused in
+//! the other one.
+//!
 //! # Concurrency
 //! One read-write lock: reads share it (and read the device under it); writes, syncs and
 //! the cleaner take it exclusively.
@@ -73,6 +87,7 @@ pub mod checkpoint;
 mod cleaner;
 mod clock;
 pub mod config;
+mod data;
 mod invariants;
 pub mod layout;
 mod lifecycle;
@@ -80,6 +95,7 @@ pub mod map;
 pub mod options;
 pub mod placement;
 mod recovery;
+mod reporting;
 mod scan;
 pub mod stamp;
 mod state;
@@ -97,10 +113,9 @@ use crate::counters::StoreCounters;
 use crate::state::StateArea;
 use crate::{PageStore, PageWrite, Poison, ReadOutcome, StoreError, StoreStats};
 use clock::Clock;
-use flashbuf_core::page::{self, PageCheckError};
+use flashbuf_core::page;
 use flashbuf_core::{DeviceStats, DirtyRanges, PageId};
 use flashbuf_device::Device;
-use lifecycle::STATE_COPY_BYTES;
 use parking_lot::RwLock;
 use state::{Background, Ctx, Head, State, WriteQueue};
 use usage::UsageTable;
@@ -169,7 +184,7 @@ impl<D: Device> LogStore<D> {
             map: map::L2pMap::new(layout.logical_pages),
             usage: UsageTable::new(layout.segments),
             heads,
-            queue: WriteQueue::new(cfg.page_size),
+            queue: WriteQueue::new(cfg.block_bytes()),
             placement,
             rule,
             next_seq: 1,
@@ -278,7 +293,7 @@ impl<D: Device> LogStore<D> {
 
     /// Checks a page handed over for writing; its page id must be one the store holds.
     fn check_write(&self, pid: PageId, page: &[u8]) -> Result<(), StoreError> {
-        crate::checks::check_sealed(pid, page, self.cfg.page_size)?;
+        crate::checks::check_sealed(pid, page, self.cfg.block_bytes())?;
         if pid.0 >= self.layout.logical_pages {
             return Err(StoreError::Full(format!(
                 "{pid} is beyond the store's {} page ids",
@@ -311,12 +326,12 @@ impl<D: Device> PageStore for LogStore<D> {
     }
 
     fn page_size(&self) -> usize {
-        self.cfg.page_size
+        self.cfg.block_bytes()
     }
 
     fn read_page(&self, pid: PageId, buf: &mut [u8]) -> Result<ReadOutcome, StoreError> {
         self.poison.check()?;
-        crate::checks::check_buf(buf.len(), self.cfg.page_size)?;
+        crate::checks::check_buf(buf.len(), self.cfg.block_bytes())?;
         self.counters.read();
         let st = self.state.read();
         let Some(addr) = st.map.get(pid.0) else {
@@ -324,34 +339,17 @@ impl<D: Device> PageStore for LogStore<D> {
             self.counters.unwritten();
             return Ok(ReadOutcome::Unwritten);
         };
+        let off = self.layout.addr_byte_offset(addr);
         self.poison
-            .guard(self.dev.read_at(self.layout.addr_byte_offset(addr), buf))?;
+            .guard(data::read_block(&self.dev, &self.cfg, off, buf))?;
         drop(st);
-        let reason = match stamp::check(buf, self.salt, addr) {
-            Some(s) if s.pid != pid.0 => PageCheckError::WrongPage {
-                found: PageId(s.pid),
-            },
-            // The cleaner's copy of a block that had failed its checksum.
-            Some(s) if s.damaged() => PageCheckError::Checksum {
-                stored: s.crc,
-                computed: 0,
-            },
-            Some(_) => {
-                stamp::restore(buf);
-                return Ok(ReadOutcome::Found);
+        match data::check_read(buf, self.salt, addr, pid) {
+            Ok(()) => Ok(ReadOutcome::Found),
+            Err(reason) => {
+                buf.fill(0);
+                Err(StoreError::Corrupt { pid, reason })
             }
-            None if buf[4..8] != flashbuf_core::page::PAGE_MAGIC => {
-                let mut found = [0u8; 4];
-                found.copy_from_slice(&buf[4..8]);
-                PageCheckError::BadMagic { found }
-            }
-            None => PageCheckError::Checksum {
-                stored: u32::from_le_bytes([buf[0], buf[1], buf[2], buf[3]]),
-                computed: stamp::expected_crc(buf, self.salt, addr),
-            },
-        };
-        buf.fill(0);
-        Err(StoreError::Corrupt { pid, reason })
+        }
     }
 
     fn write_page(&self, pid: PageId, page: &[u8], _dirty: &DirtyRanges) -> Result<(), StoreError> {
@@ -416,82 +414,6 @@ impl<D: Device> PageStore for LogStore<D> {
     }
 
     fn report(&self) -> Vec<(String, f64)> {
-        let st = self.state.read();
-        let dev = self.dev.stats() - st.device_base;
-        let mem = self.memory_of(&st);
-        let (free, prefree) = (st.usage.free_count(), st.usage.prefree_count());
-        let capacity = self.layout.segments as f64 * self.cfg.data_blocks_per_segment() as f64;
-        let mut extra: Vec<(&'static str, f64)> = vec![
-            ("live_pages", st.map.mapped() as f64),
-            ("utilization", st.map.mapped() as f64 / capacity.max(1.0)),
-            ("segments", f64::from(self.layout.segments)),
-            ("free_segments", f64::from(free)),
-            ("prefree_segments", f64::from(prefree)),
-            ("map_bytes_per_page", mem.map_bytes_per_page),
-            ("per_page_bytes", mem.per_page_bytes),
-        ];
-        if let Some(r) = st.recovery {
-            extra.push(("recovery_device_time_us", r.device_time_us));
-            extra.push(("recovery_wall_time_us", r.wall_time_us));
-            extra.push((
-                "recovery_blocks_rolled_forward",
-                r.blocks_rolled_forward as f64,
-            ));
-        }
-        extra.extend(st.placement.report());
-        stats::report(&st.stats, &dev, self.cfg.page_size, &extra)
+        self.report_now()
     }
-}
-
-impl<D: Device> LogStore<D> {
-    /// Records what a caller's sync promised (every block below `durable_seq`) in the
-    /// state record, unless the newest checkpoint or an earlier promise covers it: without
-    /// it, damage at rest to a synced block of the log's tail (after which no block
-    /// carries a newer durable horizon) would look like a torn tail and the pages would
-    /// come back older (found by the damage-at-rest fuzzer; regression test
-    /// `regression_log_store_damaged_synced_tail`).
-    fn promise(&self, st: &mut State) -> Result<(), StoreError> {
-        let covered = st.covered_seq.max(promise_of(&self.state_area));
-        if st.durable_seq <= covered {
-            return Ok(());
-        }
-        self.state_area.commit(
-            &self.dev,
-            &self.poison,
-            None,
-            Some(st.durable_seq.to_le_bytes().to_vec()),
-        )?;
-        st.stats.promises += 1;
-        st.stats.promise_blocks += 2 * STATE_COPY_BYTES.div_ceil(self.cfg.page_size as u64);
-        st.stats.device_syncs += 2;
-        Ok(())
-    }
-
-    fn memory_of(&self, st: &State) -> MemoryReport {
-        let pages = self.layout.logical_pages.max(1) as f64;
-        let map_bytes = st.map.memory_bytes();
-        let placement_bytes = st.placement.memory_bytes();
-        MemoryReport {
-            logical_pages: self.layout.logical_pages,
-            map_bytes,
-            placement_bytes,
-            map_bytes_per_page: map_bytes as f64 / pages,
-            per_page_bytes: (map_bytes + placement_bytes) as f64 / pages,
-            usage_bytes: std::mem::size_of_val(st.usage.rows()),
-            buffer_bytes: st.queue.buf.len()
-                + st.heads
-                    .iter()
-                    .map(|h| h.entries.capacity() * std::mem::size_of::<summary::Entry>())
-                    .sum::<usize>(),
-        }
-    }
-}
-
-/// The promise the state record holds: every block with a lower sequence was durable when
-/// a caller's sync returned (0 if none was recorded).
-pub(crate) fn promise_of(area: &StateArea) -> u64 {
-    let p = area.record().payload;
-    p.get(..8)
-        .and_then(|b| <[u8; 8]>::try_from(b).ok())
-        .map_or(0, u64::from_le_bytes)
 }

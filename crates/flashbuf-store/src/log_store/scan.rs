@@ -20,7 +20,9 @@ pub(crate) fn read_summary<D: Device + ?Sized>(
     Ok(summary::decode(&buf, salt, seg, layout.page_size))
 }
 
-/// Reads `n` consecutive blocks of `seg` from block `first` into `buf` (grown if needed).
+/// Reads `n` consecutive blocks of `seg` from block `first` into `buf` (grown if needed),
+/// as one byte request in either data mode (with metadata-only pages each block's image is
+/// its first bytes: `super::data::block_image`).
 pub(crate) fn read_blocks<D: Device + ?Sized>(
     dev: &D,
     layout: &Layout,

@@ -68,7 +68,7 @@ impl Head {
 /// Stamped blocks waiting to be written, in order, with one device request.
 #[derive(Debug)]
 pub(crate) struct WriteQueue {
-    /// The blocks' bytes, one page each.
+    /// The blocks' images, one block image (a page as callers exchange it) each.
     pub buf: AlignedBuf,
     /// Byte offset of each queued block.
     pub offsets: Vec<u64>,
@@ -78,10 +78,10 @@ impl WriteQueue {
     /// Blocks queued at most before they are written.
     pub const BLOCKS: usize = 64;
 
-    /// An empty queue for `page_size` blocks.
-    pub fn new(page_size: usize) -> Self {
+    /// An empty queue for block images of `block_bytes`.
+    pub fn new(block_bytes: usize) -> Self {
         Self {
-            buf: AlignedBuf::zeroed(Self::BLOCKS * page_size, 4096),
+            buf: AlignedBuf::zeroed(Self::BLOCKS * block_bytes, 4096),
             offsets: Vec::with_capacity(Self::BLOCKS),
         }
     }

@@ -9,11 +9,12 @@
 //! one device sync (plus the promise record, see the module docs of `log_store`).
 
 use super::checkpoint::{self, CheckpointHeader};
+use super::data;
 use super::stamp::{self, SEQ_MAX};
 use super::state::{Ctx, State, WriteQueue};
 use super::summary::{self, Entry, SegmentSummary};
 use crate::StoreError;
-use flashbuf_device::{Device, WriteOp};
+use flashbuf_device::Device;
 
 /// Who appends: a caller (may not take the cleaner's reserve; triggers foreground
 /// cleaning) or the cleaner.
@@ -77,9 +78,9 @@ impl State {
         };
         let off = self.heads[h].entries.len() as u32;
         let addr = cx.layout.addr(seg, off);
-        let ps = cx.layout.page_size;
+        let bb = cx.cfg.block_bytes();
         let slot = self.queue.offsets.len();
-        let block = &mut self.queue.buf[slot * ps..(slot + 1) * ps];
+        let block = &mut self.queue.buf[slot * bb..(slot + 1) * bb];
         block.copy_from_slice(page);
         if damaged {
             stamp::mark_for_damaged_copy(block, pid, version);
@@ -122,28 +123,15 @@ impl State {
         Ok(())
     }
 
-    /// Writes the queued blocks with one device request.
+    /// Writes the queued blocks with one device request (metadata-only requests of whole
+    /// blocks in [`flashbuf_core::DataMode::Metadata`], `super::data`).
     pub fn flush_queue<D: Device + ?Sized>(&mut self, cx: &Ctx<'_, D>) -> Result<(), StoreError> {
         if self.queue.offsets.is_empty() {
             return Ok(());
         }
-        let ps = cx.layout.page_size;
         let q = &self.queue;
-        let ops: Vec<WriteOp<'_>> = q
-            .offsets
-            .iter()
-            .enumerate()
-            .map(|(i, &offset)| WriteOp {
-                offset,
-                data: &q.buf[i * ps..(i + 1) * ps],
-            })
-            .collect();
-        let r = if ops.len() == 1 {
-            cx.dev.write_at(ops[0].offset, ops[0].data)
-        } else {
-            cx.dev.write_batch(&ops)
-        };
-        cx.poison.guard(r)?;
+        cx.poison
+            .guard(data::write_blocks(cx.dev, cx.cfg, &q.offsets, &q.buf))?;
         self.queue.offsets.clear();
         self.unsynced = true;
         Ok(())

@@ -24,165 +24,19 @@
 //!   data spans more pages, or needs more segments at `fill` (at most the device), gets
 //!   them (so the crash variants, sized for the crash suites, also replay a whole trace in
 //!   the golden test).
+//! - The data mode is the run's (`--data`, [`StoreContext::data`]): a format field.
 
 use super::config::{CleanerConfig, CleanerKind, LogStoreConfig, TimeBase};
 use super::layout::Layout;
 use super::{LogStore, KIND};
 use crate::registry::{self, Align, StoreContext, StoreFactory};
 use crate::{PageStore, StoreError, Superblock};
-use flashbuf_core::config::{ConfigError, OptKind, OptionSpec, Options};
+use flashbuf_core::config::{ConfigError, Options};
 use flashbuf_device::Device;
 
-const SECONDS: OptKind = OptKind::Float { min: 0.0, max: 1e9 };
-const COUNT: OptKind = OptKind::UInt {
-    min: 1,
-    max: u32::MAX as u64,
-};
-const SEGMENTS: OptKind = OptKind::UInt {
-    min: 0,
-    max: u32::MAX as u64,
-};
-const BYTES: OptKind = OptKind::Bytes {
-    min: 1,
-    max: 1 << 50,
-};
+pub use table::OPTIONS;
 
-/// The log-structured store's options (the order is the order error messages list them in).
-pub const OPTIONS: &[OptionSpec] = &[
-    OptionSpec {
-        key: "segment",
-        kind: BYTES,
-        default: Some("8MiB"),
-        help: "segment size (paper §4.1: NILFS2's 8 MB segments)",
-    },
-    OptionSpec {
-        key: "cleaner",
-        kind: OptKind::Choice(&["greedy", "cost-benefit", "oldest", "sepbit"]),
-        default: Some("greedy"),
-        help: "victim rule: fewest live blocks, Sprite LFS cost-benefit, NILFS2's oldest \
-               first, or SepBIT (placement by inferred lifetime and its selection)",
-    },
-    OptionSpec {
-        key: "ci",
-        kind: SECONDS,
-        default: Some("5"),
-        help: "cleaning interval CI (paper §4.6): seconds between background passes \
-               (caller writes with clock=writes)",
-    },
-    OptionSpec {
-        key: "nspc",
-        kind: COUNT,
-        default: Some("2"),
-        help: "segments per clean NSPC (paper §4.6): segments a background pass cleans",
-    },
-    OptionSpec {
-        key: "pp",
-        kind: SECONDS,
-        default: Some("1"),
-        help: "protection period PP (paper §4.6): segments modified more recently are not \
-               cleaned (seconds; caller writes with clock=writes)",
-    },
-    OptionSpec {
-        key: "min_free",
-        kind: SEGMENTS,
-        default: None,
-        help: "background cleaning starts below this many free segments (default 10% of them)",
-    },
-    OptionSpec {
-        key: "max_free",
-        kind: SEGMENTS,
-        default: None,
-        help: "background cleaning stops above this many free segments (default 20% of them)",
-    },
-    OptionSpec {
-        key: "background",
-        kind: OptKind::Bool,
-        default: Some("true"),
-        help: "whether background cleaning runs (foreground cleaning always does)",
-    },
-    OptionSpec {
-        key: "clock",
-        kind: OptKind::Choice(&["device", "wall", "writes"]),
-        default: None,
-        help: "time base of ci, pp and segment ages (default: device on sim: and cost \
-               devices, wall on files, writes otherwise)",
-    },
-    OptionSpec {
-        key: "size",
-        kind: BYTES,
-        default: None,
-        help: "bytes the store occupies (default: the device's length — a simulated \
-               device's capacity — else the data divided by fill)",
-    },
-    OptionSpec {
-        key: "pages",
-        kind: OptKind::UInt {
-            min: 1,
-            max: 1 << 40,
-        },
-        default: None,
-        help: "page ids the store accepts, at least (default: the run's data, else what the \
-               space holds)",
-    },
-    OptionSpec {
-        key: "fill",
-        kind: OptKind::Float {
-            min: 0.01,
-            max: 1.0,
-        },
-        default: Some("0.8"),
-        help: "on an empty growable device without size: the data fills this fraction of \
-               the space",
-    },
-    OptionSpec {
-        key: "checkpoint",
-        kind: COUNT,
-        default: None,
-        help: "segments filled between checkpoints (default 8, more if a checkpoint would \
-               cost over 2% of the writes in between)",
-    },
-    OptionSpec {
-        key: "prefill",
-        kind: OptKind::Bool,
-        default: Some("false"),
-        help: "write every page of the run's data once before the run (the papers' loaded \
-               databases)",
-    },
-    OptionSpec {
-        key: "align",
-        kind: BYTES,
-        default: Some("4MiB"),
-        help: "segments start at multiples of this (line them up with erase blocks)",
-    },
-    OptionSpec {
-        key: "segment_pages",
-        kind: OptKind::UInt {
-            min: 1,
-            max: 1 << 24,
-        },
-        default: None,
-        help: "segment size in pages, scaling with the page size (instead of segment)",
-    },
-    OptionSpec {
-        key: "segments",
-        kind: OptKind::UInt {
-            min: 1,
-            max: u32::MAX as u64,
-        },
-        default: None,
-        help: "the store's space in segments, at least (the run's data at fill may need \
-               more; instead of size)",
-    },
-    OptionSpec {
-        key: "align_pages",
-        kind: OptKind::UInt {
-            min: 1,
-            max: 1 << 20,
-        },
-        default: None,
-        help: "alignment in pages, scaling with the page size (instead of align)",
-    },
-];
+mod table;
 
 /// A segment's size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -340,6 +194,7 @@ impl LogStoreOptions {
         ctx: &StoreContext<'_>,
     ) -> Result<LogStoreConfig, StoreError> {
         let mut cfg = self.base(ctx.page_size, self.time_base(device));
+        cfg.data = ctx.data;
         cfg.validate()?;
         // The run's data raises the page ids and the segments given (lower bounds), so
         // that a small configuration (a crash variant) also runs a whole trace.
@@ -446,61 +301,4 @@ pub(crate) fn parse_options(o: &Options) -> Result<Box<dyn StoreFactory>, Config
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::registry::parse_text;
-    use flashbuf_device::MemDevice;
-
-    fn opts(text: &str) -> LogStoreOptions {
-        let spec = flashbuf_core::config::Spec::parse(text, |_| false).unwrap();
-        LogStoreOptions::from_options(&Options::validate(&spec, OPTIONS).unwrap()).unwrap()
-    }
-
-    #[test]
-    fn segments_give_exactly_that_many_segments_at_every_page_size() {
-        for ps in [512usize, 4096, 8192] {
-            let o = opts("log-structured:segment_pages=8,segments=40,align_pages=1,pages=256");
-            let cfg = o
-                .config(&MemDevice::new(0), &StoreContext::new(ps))
-                .unwrap();
-            let l = cfg.layout_for(cfg.capacity_bytes.unwrap()).unwrap();
-            assert_eq!((l.segments, l.logical_pages), (40, 256), "{ps}");
-            assert_eq!(cfg.time_base, TimeBase::Writes, "memory has no clock");
-        }
-    }
-
-    #[test]
-    fn the_space_follows_the_data_and_fill_on_a_growable_device() {
-        let o = opts("log-structured:segment=1MiB,fill=0.5");
-        let ctx = StoreContext {
-            data_pages: 10_000,
-            ..StoreContext::new(4096)
-        };
-        let cfg = o.config(&MemDevice::new(0), &ctx).unwrap();
-        let l = cfg.layout_for(cfg.capacity_bytes.unwrap()).unwrap();
-        let data_blocks = u64::from(l.segments - 3) * u64::from(cfg.data_blocks_per_segment());
-        assert_eq!(l.logical_pages, 10_000);
-        assert!((data_blocks as f64 / 10_000.0 - 2.0).abs() < 0.02, "{l:?}");
-        let e = o
-            .config(&MemDevice::new(0), &StoreContext::new(4096))
-            .unwrap_err();
-        assert!(e.to_string().contains("size= or segments="), "{e}");
-    }
-
-    #[test]
-    fn contradictions_and_bad_values_are_refused() {
-        let e = parse_text("log-structured:segment=1MiB,segment_pages=8")
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("not both"), "{e}");
-        let e = parse_text("log-structured:cleaner=lfu")
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("greedy, cost-benefit, oldest, sepbit"), "{e}");
-        let p = parse_text("log-structured:segment=5000").unwrap();
-        assert!(p.factory.check(4096).is_err());
-        let p = parse_text("log-structured:segment_pages=8,segments=2").unwrap();
-        let e = p.factory.check(4096).unwrap_err().to_string();
-        assert!(e.contains("needs at least"), "{e}");
-    }
-}
+mod tests;

@@ -6,7 +6,8 @@
 //! 2. Blocks written after the checkpoint (sequence `≥ S`) can only lie in segments that
 //!    were open or free then: a segment is *fresh* if its block 0 is valid with a sequence
 //!    `≥ S`, *continued* if it was open at the checkpoint. Their data blocks are read and
-//!    checked ([`super::stamp`]); within a segment sequences rise, and a valid block with
+//!    checked ([`super::stamp`]; `walk`: each block from its image at its start, its head
+//!    with metadata-only pages); within a segment sequences rise, and a valid block with
 //!    a lower one is what an earlier filling left: the walk stops there.
 //! 3. The *promise* `P` is the highest "synced" horizon any new block carries, the
 //!    promise the state record holds (what the last caller's sync promised; without it a
@@ -35,16 +36,17 @@
 use super::checkpoint::{self, Checkpoint};
 use super::layout::{Layout, SegmentId};
 use super::map::L2pMap;
-use super::scan::{read_blocks, read_summary};
-use super::stamp::{self, Stamp};
+use super::stamp::Stamp;
 use super::stats::RecoveryReport;
 use super::summary::{Entry, SegmentSummary};
 use super::usage::{SegState, SegmentUsage};
 use crate::StoreError;
-use flashbuf_core::page::{self, PAGE_MAGIC};
 use flashbuf_core::AlignedBuf;
 use flashbuf_device::Device;
 use std::collections::HashMap;
+use walk::{open_block_owners, walk, SegScan};
+
+mod walk;
 
 /// Page id of a summary entry for a block that holds nothing (a hole recovery found).
 pub const VOID_PID: u64 = u64::MAX;
@@ -107,123 +109,6 @@ fn load_checkpoint<D: Device + ?Sized>(
         })
 }
 
-/// What the walk of one segment found.
-struct SegScan {
-    seg: SegmentId,
-    /// Block 0 belongs to a filling after the checkpoint.
-    fresh: bool,
-    /// Entries of the blocks written before the checkpoint (continued segments).
-    prefix: Vec<Entry>,
-    /// Valid blocks with sequence `≥ S`, by offset.
-    new: Vec<(u32, Stamp)>,
-    /// Blocks with a page header that fail their checksum (offset, unchecked stamp).
-    holes: Vec<(u32, Stamp)>,
-    /// Other damaged blocks (neither valid nor never written) in the new part.
-    damaged: Vec<u32>,
-    /// A valid summary found in the summary region.
-    summary: Option<SegmentSummary>,
-}
-
-/// Walks `seg` if blocks after the checkpoint may lie in it.
-#[allow(clippy::too_many_arguments)]
-fn walk<D: Device + ?Sized>(
-    dev: &D,
-    layout: &Layout,
-    salt: u64,
-    seg: SegmentId,
-    row: &SegmentUsage,
-    s: u64,
-    data_blocks: u32,
-    owner: &HashMap<u32, u64>,
-    buf: &mut AlignedBuf,
-) -> Result<Option<SegScan>, StoreError> {
-    let ps = layout.page_size;
-    read_blocks(dev, layout, seg, 0, 1, buf)?;
-    let first = stamp::check(&buf[..ps], salt, layout.addr(seg, 0));
-    let mut fresh = first.is_some_and(|st| st.seq >= s);
-    let continued = !fresh && row.state == SegState::Open && row.written > 0;
-    if !fresh && !continued {
-        // Block 0 damaged (neither valid nor never written): the filling it began may
-        // still be new. The first valid block decides (regression test
-        // `regression_log_store_damaged_first_block`: a fresh segment whose block 0 was
-        // damaged was not walked, and after a fallback its blocks were skipped).
-        if first.is_some() || page::is_all_zero(&buf[..ps]) {
-            return Ok(None);
-        }
-        read_blocks(dev, layout, seg, 0, data_blocks, buf)?;
-        fresh = (1..data_blocks)
-            .find_map(|i| {
-                let b = &buf[i as usize * ps..(i as usize + 1) * ps];
-                stamp::check(b, salt, layout.addr(seg, i))
-            })
-            .is_some_and(|st| st.seq >= s);
-        if !fresh {
-            return Ok(None);
-        }
-    } else {
-        read_blocks(dev, layout, seg, 0, data_blocks, buf)?;
-    }
-    let mut out = SegScan {
-        seg,
-        fresh,
-        prefix: Vec::new(),
-        new: Vec::new(),
-        holes: Vec::new(),
-        damaged: Vec::new(),
-        summary: None,
-    };
-    let start = if fresh {
-        0
-    } else {
-        row.written.min(data_blocks)
-    };
-    for i in 0..start {
-        let addr = layout.addr(seg, i);
-        let e = match stamp::check(&buf[i as usize * ps..(i as usize + 1) * ps], salt, addr) {
-            Some(st) => Entry {
-                pid: st.pid,
-                version: st.version,
-                seq: st.seq,
-                crc: st.crc,
-            },
-            // Damaged since the checkpoint: the map still names the page it held.
-            None => Entry {
-                pid: owner.get(&addr.0).copied().unwrap_or(VOID_PID),
-                version: 0,
-                seq: 0,
-                crc: 0,
-            },
-        };
-        out.prefix.push(e);
-    }
-    let mut prev = 0;
-    for i in start..data_blocks {
-        let block = &buf[i as usize * ps..(i as usize + 1) * ps];
-        match stamp::check(block, salt, layout.addr(seg, i)) {
-            Some(st) if st.seq >= s && st.seq > prev => {
-                prev = st.seq;
-                out.new.push((i, st));
-            }
-            Some(_) => break,
-            None if block[4..8] == PAGE_MAGIC => out.holes.push((i, stamp::read(block, 0))),
-            None if !page::is_all_zero(block) => out.damaged.push(i),
-            None => {}
-        }
-    }
-    out.summary = read_summary(dev, layout, salt, seg, data_blocks)?.ok();
-    Ok(Some(out))
-}
-
-/// Who the checkpoint says lives in each block of the segments open then (block address
-/// to page), for naming damaged blocks recovery reads there.
-fn open_block_owners(map: &L2pMap, usage: &[SegmentUsage], layout: &Layout) -> HashMap<u32, u64> {
-    let open = |s: SegmentId| usage[s.0 as usize].state == SegState::Open;
-    map.iter()
-        .filter(|(_, a)| open(layout.split(*a).0))
-        .map(|(p, a)| (a.0, p))
-        .collect()
-}
-
 /// A block to apply: sequence, segment, offset, stamp, damaged.
 type Found = (u64, SegmentId, u32, Stamp, bool);
 
@@ -233,6 +118,7 @@ pub(crate) fn recover<D: Device + ?Sized>(
     layout: &Layout,
     salt: u64,
     data_blocks: u32,
+    block_bytes: usize,
     promised: u64,
 ) -> Result<Recovered, StoreError> {
     let (ckpt, fell_back) = load_checkpoint(dev, layout, salt)?;
@@ -253,6 +139,7 @@ pub(crate) fn recover<D: Device + ?Sized>(
             &row,
             s,
             data_blocks,
+            block_bytes,
             &owner,
             &mut buf,
         )? {
