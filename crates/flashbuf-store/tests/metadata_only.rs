@@ -245,6 +245,7 @@ fn a_damaged_head_reads_corrupt() {
 fn the_store_table_says_which_stores_take_metadata_only_pages() {
     let ctx = StoreContext {
         data: DataMode::Metadata,
+        data_pages: 256, // the log-structured store sizes itself by the data
         ..StoreContext::new(PS)
     };
     for entry in STORES {
