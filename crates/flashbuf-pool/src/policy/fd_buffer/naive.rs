@@ -79,6 +79,7 @@ impl NaiveFdBuffer {
             && matches!(opts.asymmetry, Asymmetry::Fixed(_))
             && opts.inner == OrderKind::Lru
             && opts.clustered_cost.is_none()
+            && !opts.io_count
     }
 
     /// Current `M_c`.

@@ -68,12 +68,18 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
         let t0 = self.opts.clock.as_ref().map(|c| c());
         let r = self.r();
         self.curves.fill(self.est.counters());
+        let io = self.opts.io_count;
         let (next, _cost) = match self.clustered_cost.as_mut() {
             Some(c) => {
                 c.close_window();
                 let c = &*c;
-                self.curves.best_m_c_by(|m_d| r * c.r_factor(m_d))
+                if io {
+                    self.curves.best_m_c_io_by(|m_d| r * c.r_factor(m_d))
+                } else {
+                    self.curves.best_m_c_by(|m_d| r * c.r_factor(m_d))
+                }
             }
+            None if io => self.curves.best_m_c_io_by(|_| r),
             None => self.curves.best_m_c(r),
         };
         let estimated = self.curves.rates(self.m_c);
