@@ -64,10 +64,14 @@
 //!   sizes) the variant (`victim=order,window=20000`, Eq. (3), groups of 64) was the
 //!   cheapest in 18 (CASA with drain clustering in 25, CFLRU with drain in 2); against
 //!   the best other policy 0.92–1.21× (SD card 0.92–1.11, Mtron 0.92–1.21, USB stick
-//!   0.99–1.21). It lost at 1% buffers (182–380 frames: 2 wins of 15) and on the USB stick
-//!   (1 of 15). The advisor's `M_c` stuck at 64–69, the first group boundary, where CASA
-//!   keeps 19–37 clean pages: the curves are linear inside a group, so the minimum falls
-//!   on its edge.
+//!   0.99–1.21). It lost at every 1% buffer (182–380 frames: 0 wins of 15) and on the USB
+//!   stick (1 of 15). At 1% the advisor's `M_c` mostly sat at 64–69, the first group
+//!   boundary, where CASA keeps 19–37 clean pages: the curves are linear inside a group,
+//!   so the minimum falls on its edge.
+//! - **Toward the offline bound** (per-page costs, no clustering, `--bounds`, Mtron
+//!   `R = 106`, 3%): share of LRU's distance to the lower bound captured — CASA 0.01–0.44,
+//!   CFLRU 0.01–0.46, CFDC 0.02–0.12, FD-Buffer (`clustering=off`) −0.17–0.12, the offline
+//!   heuristic `offline:rule=best` 0.84–0.97. No online policy reaches half.
 //!
 //! # Two more rules, the variant's defaults since (measured on all 45 cells)
 //! - **Count the I/Os (`count=io`).** Eq. (3) multiplies the misses `P_c · P_d` (the
@@ -87,11 +91,12 @@
 //! - **Both** (the defaults): **39 wins of 45**, CASA 6, CFLRU 0; 0.89–1.21× the best
 //!   other policy (geometric mean 0.980, was 1.029); by device SD card 14/15
 //!   (0.89–1.01), Mtron 13/15 (0.90–1.21), USB stick 12/15 (0.93–1.04); by size 1% 12/15,
-//!   3% 15/15, 10% 12/15. Not tuned to a number: 64, 256, 1,024 groups or exact stacks
-//!   give 38, 39, 38 and 39 wins.
+//!   3% 15/15, 10% 12/15. Against the old defaults 0.78–1.05× (geometric mean 0.953),
+//!   against faithful FD-Buffer 0.15–0.97× (0.62). Not tuned to a number: 64, 256,
+//!   1,024 groups or exact stacks give 38, 39, 38 and 39 wins.
 //! - **Still lost** (to CASA with drain clustering): pgbench s20 and s50 at 1% on the
-//!   Mtron (1.21×, 1.21×: the advisor leaves a dirty pool that writes 15% more pages
-//!   than CASA's there; the Mtron's 32 log blocks let pages of a block share a merge
+//!   Mtron (1.21×, 1.21×: the variant writes 10–15% more pages than CASA there; a likely
+//!   cause, not measured: the Mtron's 32 log blocks let pages of a block share a merge
 //!   without being written in a row, which `k(M_d)` does not see), the USB stick at 10%
 //!   on pgbench s20 and OLTP (1.04×, 1.03×), pgbench s20 at 10% on the SD card (1.006×)
 //!   and at 1% on the USB stick (1.003×). So the goal, cheapest on every trace,
@@ -100,12 +105,10 @@
 //!   33; 50,000: 33 (20,000: 39; no rule in the buffer size fits, 10,000 is better at 1%
 //!   and worse at 3%); the counted cost without the clustered price
 //!   (`count=io,groups=256,victim=order,window=20000`, no `cost=clustered`): 29 wins,
-//!   0.89–1.14×; the faithful policy with only `count=io`: 1 win, 1.00–2.72×.
-//!
-//! - **Toward the offline bound** (per-page costs, no clustering, `--bounds`, Mtron
-//!   `R = 106`, 3%): share of LRU's distance to the lower bound captured — CASA 0.01–0.44,
-//!   CFLRU 0.01–0.46, CFDC 0.02–0.12, FD-Buffer (`clustering=off`) −0.17–0.12, the offline
-//!   heuristic `offline:rule=best` 0.84–0.97. No online policy reaches half.
+//!   0.89–1.14×; the faithful policy with only `count=io`: 1 win, 1.00–2.72×; with the
+//!   new defaults, `victim=priority` (CFDC's, the paper's): 1 win, 1.00–2.04×; `pr=false`
+//!   (no present conditions): 27 wins, 0.90–1.73×; `window=30000`: 37 wins, 0.90–1.23×
+//!   (each with the command above, `fd-buffer:cost=clustered,<option>`).
 
 use hashbrown::HashSet;
 
