@@ -95,9 +95,11 @@
 //!   against faithful FD-Buffer 0.15–0.97× (0.62). Not tuned to a number: 64, 256,
 //!   1,024 groups or exact stacks give 38, 39, 38 and 39 wins.
 //! - **Still lost** (to CASA with drain clustering): pgbench s20 and s50 at 1% on the
-//!   Mtron (1.21×, 1.21×: the variant writes 10–15% more pages than CASA there; a likely
-//!   cause, not measured: the Mtron's 32 log blocks let pages of a block share a merge
-//!   without being written in a row, which `k(M_d)` does not see), the USB stick at 10%
+//!   Mtron (1.21×, 1.21×: the variant writes 10–15% more pages than CASA there, and the
+//!   counted cost with a flat `R` does better, 316 and 412 s, yet not CASA's 292 and
+//!   379: the clustered price overrates large dirty pools on the Mtron, whose 32 log
+//!   blocks let pages of a block share a merge without being written in a row, which
+//!   `k(M_d)` does not model — a likely cause, not measured), the USB stick at 10%
 //!   on pgbench s20 and OLTP (1.04×, 1.03×), pgbench s20 at 10% on the SD card (1.006×)
 //!   and at 1% on the USB stick (1.003×). So the goal, cheapest on every trace,
 //!   is still not reached.

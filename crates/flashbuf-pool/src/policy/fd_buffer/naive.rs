@@ -73,7 +73,7 @@ impl NaiveFdBuffer {
         })
     }
 
-    /// Whether the reference models `opts` (fixed windows, fixed `R`, LRU pools).
+    /// Whether the reference models `opts` (fixed windows, fixed `R`, LRU pools, Eq. (3)).
     pub fn models(opts: &FdBufferOptions) -> bool {
         matches!(opts.window, Window::Refs(_))
             && matches!(opts.asymmetry, Asymmetry::Fixed(_))

@@ -1,7 +1,9 @@
 //! FD-Buffer's windows and the policy advisor (§4.4): every reference feeds the
 //! Two-Stack estimators and the window counters; when a window closes, the advisor picks
-//! the `M_c` minimising Eq. (3) for the next window and, with `track_accuracy`, leaves a
-//! [`WindowRecord`].
+//! the `M_c` minimising Eq. (3) for the next window (with `io_count`, the misses and
+//! write-backs counted per access instead, `super::cost`; with the clustered-cost variant,
+//! at an `R` that depends on `M_d`, `super::clustered_cost`) and, with `track_accuracy`,
+//! leaves a [`WindowRecord`].
 
 use super::cost::Curves;
 use super::{FdBuffer, MissRates, PoolOrder, Window, WindowRecord};
