@@ -27,6 +27,7 @@ fn the_variant_has_its_own_defaults_and_the_faithful_one_keeps_the_papers() {
     assert_eq!(v.group, GroupSpec::PerStack(VARIANT_GROUPS));
     assert_eq!(VARIANT_GROUPS, 256);
     assert!(v.io_count, "the variant counts misses and write-backs");
+    assert!(v.paid_moves, "the variant charges moves of M_c");
     let v = spec("fd-buffer:cost=clustered,window=5000,victim=priority,seq=0.25").unwrap();
     assert_eq!(v.window, WindowSpec::Refs(5_000));
     assert_eq!(v.victim, ClusterVictim::Priority);
@@ -34,12 +35,19 @@ fn the_variant_has_its_own_defaults_and_the_faithful_one_keeps_the_papers() {
     let v = spec("fd-buffer:cost=clustered,group=64,count=eq3").unwrap();
     assert_eq!(v.group, GroupSpec::Pages(64));
     assert!(!v.io_count);
+    assert!(!v.paid_moves, "moves are priced only in the counted cost");
+    assert!(
+        !spec("fd-buffer:cost=clustered,moves=free")
+            .unwrap()
+            .paid_moves
+    );
     let f = spec("fd-buffer").unwrap();
     assert_eq!(f.window, WindowSpec::Refs(5_000));
     assert_eq!(f.victim, ClusterVictim::Priority);
     assert_eq!(f.clustered_cost, None);
     assert_eq!(f.group, GroupSpec::Pages(64));
     assert!(!f.io_count, "the faithful policy keeps Eq. (3)");
+    assert!(!f.paid_moves);
     // The counted cost and the groups rule are options of the faithful policy too.
     let f = spec("fd-buffer:count=io,groups=32").unwrap();
     assert!(f.io_count);
@@ -79,6 +87,8 @@ fn the_variants_group_size_follows_the_buffer() {
     assert_eq!(at("fd-buffer:cost=clustered,group=8", 3_800).group_size, 8);
     assert_eq!(at("fd-buffer", 3_800).group_size, 64);
     assert!(!at("fd-buffer", 64).io_count);
+    assert!(at("fd-buffer:cost=clustered", 64).paid_moves);
+    assert!(!at("fd-buffer", 64).paid_moves);
 }
 
 #[test]
@@ -96,6 +106,11 @@ fn contradictions_are_refused_with_a_reason() {
             "either group or groups",
         ),
         ("fd-buffer:count=exact", "count"),
+        ("fd-buffer:moves=paid", "moves=paid needs count=io"),
+        (
+            "fd-buffer:cost=clustered,count=eq3,moves=paid",
+            "needs count=io",
+        ),
     ] {
         let e = spec(s).unwrap_err();
         assert!(e.contains(why), "{s}: {e}");

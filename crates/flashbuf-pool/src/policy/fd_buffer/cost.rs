@@ -24,6 +24,12 @@
 //! unit test `eq3_charges_write_backs_the_window_does_not_have` shows a window where
 //! Eq. (3) charges 16 write-backs for 10 writes and picks the dearer split.
 //!
+//! Moving `M_c` has a price of its own, which neither count sees: raising it by `Δ` forces
+//! `Δ` dirty pages out at once (write-backs a steady pool would have saved when they are
+//! written again), lowering it drops `Δ` clean pages that may be read again.
+//! [`Curves::best_m_c_io_from`] adds `Δ · R(M_d)` or `Δ` to the window's count, so a
+//! move must pay for itself within one window (`moves=paid`, the variant's default).
+//!
 //! Conventions where the paper is silent: a window without writes has `P_d^w = 0` (no
 //! dirty page would be evicted); an empty window leaves `M_c` unchanged (the caller does
 //! not run the advisor); for `M = 1` the only choice is `M_c = 1`.
@@ -144,13 +150,31 @@ impl Curves {
     /// makes a page dirty that leaves the pool by a write-back: `w · P_d^w`). First
     /// minimum, `M − 1` evaluations.
     pub fn best_m_c_io_by(&self, r_at: impl Fn(usize) -> f64) -> (usize, f64) {
+        self.best_m_c_io_from(r_at, None)
+    }
+
+    /// [`Self::best_m_c_io_by`] with the price of moving from `M_c = from` added, spread
+    /// over one window: raising `M_c` by `Δ` writes `Δ` dirty pages back before their
+    /// time (`Δ · r_at(M_d)`), lowering it drops `Δ` clean pages (`Δ` reads). `None`:
+    /// moves are free.
+    pub fn best_m_c_io_from(
+        &self,
+        r_at: impl Fn(usize) -> f64,
+        from: Option<usize>,
+    ) -> (usize, f64) {
         let m = self.m();
         let (inv_t, _) = self.inverses();
         let cost = |m_c: usize| {
             let m_d = m - m_c;
             let misses = (self.total as f64 - self.hits_c[m_c] - self.hits_d[m_d]).max(0.0);
             let write_backs = (self.writes as f64 - self.hits_d_w[m_d]).max(0.0);
-            (misses + write_backs * r_at(m_d)) * inv_t
+            let r = r_at(m_d);
+            let moved = match from {
+                Some(f) if m_c > f => (m_c - f) as f64 * r,
+                Some(f) => (f - m_c) as f64,
+                None => 0.0,
+            };
+            (misses + write_backs * r + moved) * inv_t
         };
         if m < 2 {
             return (m, cost(m));
@@ -266,6 +290,14 @@ mod tests {
         let (m_c, cost) = curves.best_m_c_io_by(|_| r);
         assert_eq!(m_c, 1);
         assert!((cost - 2.75).abs() < 1e-12);
+        // Moves charged: from M_c = 3, going to 1 drops 2 clean pages, (55 + 2) / 20 = 2.85
+        // > 2.8: the advisor stays; from 2 (cost (20 + 10 · 4) / 20 = 3), lowering to 1
+        // costs one read, 2.8, and raising to 3 one forced write-back, (56 + 4) / 20 = 3.
+        for (from, want, want_cost) in [(Some(3), 3, 2.8), (Some(2), 1, 2.8), (None, 1, 2.75)] {
+            let (m_c, cost) = curves.best_m_c_io_from(|_| r, from);
+            assert_eq!(m_c, want, "from {from:?}");
+            assert!((cost - want_cost).abs() < 1e-12, "from {from:?}: {cost}");
+        }
         // Misses are P_c + P_d − 1, never more than Eq. (3)'s product.
         let rates = curves.rates(2);
         assert!(rates.p_c + rates.p_d - 1.0 <= rates.p_c * rates.p_d);

@@ -80,6 +80,7 @@ impl NaiveFdBuffer {
             && opts.inner == OrderKind::Lru
             && opts.clustered_cost.is_none()
             && !opts.io_count
+            && !opts.paid_moves
     }
 
     /// Current `M_c`.

@@ -18,7 +18,8 @@
 //! The clustered-cost variant (`cost=clustered`, not the paper's, `super::clustered_cost`)
 //! has its own defaults, each measured on five traces × three devices × three buffer
 //! sizes there: `victim=order`, `window=20000` ([`VARIANT_WINDOW`]), `count=io` (misses and
-//! write-backs counted per access instead of Eq. (3)) and `groups=256` (at most 256
+//! write-backs counted per access instead of Eq. (3)), `moves=paid` (a move of `M_c`
+//! charged its forced write-backs or dropped reads) and `groups=256` (at most 256
 //! Two-Stack groups, `ceil(frames / 256)` pages each, [`VARIANT_GROUPS`]). An option
 //! given by hand wins over the variant's default; the faithful `fd-buffer` keeps Eq. (3)
 //! and groups of 64.
@@ -123,7 +124,7 @@ pub const OPTIONS: &[OptionSpec] = &[
         help: "the advisor's cost model: Eq. (3) as printed, or clustered (a variant, not the \
                paper's: a dirty eviction costs R·(s + (1 − s)/k), k the pages per cluster a \
                dirty pool of that size holds; needs clustering; its defaults are \
-               victim=order, window=20000, count=io and groups=256)",
+               victim=order, window=20000, count=io, moves=paid and groups=256)",
     },
     OptionSpec {
         key: "count",
@@ -132,6 +133,14 @@ pub const OPTIONS: &[OptionSpec] = &[
         help: "the advisor's cost per access: eq3 (Eq. (3) as printed: P_c·P_d·(1 + P_d^w·R)) \
                or io (Eq. (2) counted: misses (P_c + P_d − 1) + write-backs (writes missing \
                the dirty pool) · R); default eq3, io with cost=clustered",
+    },
+    OptionSpec {
+        key: "moves",
+        kind: OptKind::Choice(&["free", "paid"]),
+        default: None,
+        help: "with count=io: paid charges the advisor for moving M_c (Δ write-backs to \
+               raise it, Δ reads to lower it) over one window; default free, paid with \
+               cost=clustered",
     },
     OptionSpec {
         key: "groups",
@@ -218,6 +227,8 @@ pub struct FdBufferSpec {
     /// The advisor counts misses and write-backs per access (`count=io`) instead of
     /// Eq. (3).
     pub io_count: bool,
+    /// The advisor charges moves of `M_c` (`moves=paid`).
+    pub paid_moves: bool,
     /// `R`.
     pub r: RSpec,
     /// Present conditions.
@@ -285,6 +296,15 @@ impl FdBufferSpec {
                 return Err(o.invalid(format!("seq={s} must be positive")));
             }
         }
+        let io_count = match o.word("count") {
+            Some(w) => w == "io",
+            None => variant,
+        };
+        let paid_moves = match o.word("moves") {
+            Some("paid") if !io_count => return Err(o.invalid("moves=paid needs count=io")),
+            Some(w) => w == "paid",
+            None => variant && io_count,
+        };
         Ok(Self {
             window,
             group: match (o.given("group"), o.usize("groups")) {
@@ -293,10 +313,8 @@ impl FdBufferSpec {
                 (false, None) if variant => GroupSpec::PerStack(VARIANT_GROUPS),
                 _ => GroupSpec::Pages(o.usize("group").unwrap_or(64)),
             },
-            io_count: match o.word("count") {
-                Some(w) => w == "io",
-                None => variant,
-            },
+            paid_moves,
+            io_count,
             r,
             present_conditions: o.bool("pr").unwrap_or(true),
             inner: match o.word("inner") {
@@ -324,6 +342,7 @@ impl FdBufferSpec {
         let mut o = FdBufferOptions::default()
             .group_size(self.group.pages(ctx.frames))
             .io_count(self.io_count)
+            .paid_moves(self.paid_moves)
             .present_conditions(self.present_conditions)
             .track_accuracy(self.track)
             .initial_clean_ratio(self.init)

@@ -71,17 +71,19 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
         let r = self.r();
         self.curves.fill(self.est.counters());
         let io = self.opts.io_count;
+        let from = self.opts.paid_moves.then_some(self.m_c);
         let (next, _cost) = match self.clustered_cost.as_mut() {
             Some(c) => {
                 c.close_window();
                 let c = &*c;
                 if io {
-                    self.curves.best_m_c_io_by(|m_d| r * c.r_factor(m_d))
+                    self.curves
+                        .best_m_c_io_from(|m_d| r * c.r_factor(m_d), from)
                 } else {
                     self.curves.best_m_c_by(|m_d| r * c.r_factor(m_d))
                 }
             }
-            None if io => self.curves.best_m_c_io_by(|_| r),
+            None if io => self.curves.best_m_c_io_from(|_| r, from),
             None => self.curves.best_m_c(r),
         };
         let estimated = self.curves.rates(self.m_c);
