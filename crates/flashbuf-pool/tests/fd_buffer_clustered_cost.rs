@@ -6,7 +6,9 @@
 
 use flashbuf_core::config::{Options, Spec};
 use flashbuf_core::DeviceFacts;
-use flashbuf_pool::policy::fd_buffer::spec::{FdBufferSpec, WindowSpec, OPTIONS, VARIANT_WINDOW};
+use flashbuf_pool::policy::fd_buffer::spec::{
+    FdBufferSpec, GroupSpec, WindowSpec, OPTIONS, VARIANT_GROUPS, VARIANT_WINDOW,
+};
 use flashbuf_pool::policy::fd_buffer::{ClusterVictim, Clustering, FdBuffer, FdBufferOptions};
 use flashbuf_pool::policy::registry::{self, PolicyContext};
 
@@ -22,14 +24,71 @@ fn the_variant_has_its_own_defaults_and_the_faithful_one_keeps_the_papers() {
     assert_eq!(v.window, WindowSpec::Refs(VARIANT_WINDOW));
     assert_eq!(v.victim, ClusterVictim::OrderVictim);
     assert_eq!(v.clustered_cost, Some(None));
+    assert_eq!(v.group, GroupSpec::PerStack(VARIANT_GROUPS));
+    assert_eq!(VARIANT_GROUPS, 256);
+    assert!(v.io_count, "the variant counts misses and write-backs");
+    assert!(v.paid_moves, "the variant charges moves of M_c");
     let v = spec("fd-buffer:cost=clustered,window=5000,victim=priority,seq=0.25").unwrap();
     assert_eq!(v.window, WindowSpec::Refs(5_000));
     assert_eq!(v.victim, ClusterVictim::Priority);
     assert_eq!(v.clustered_cost, Some(Some(0.25)));
+    let v = spec("fd-buffer:cost=clustered,group=64,count=eq3").unwrap();
+    assert_eq!(v.group, GroupSpec::Pages(64));
+    assert!(!v.io_count);
+    assert!(!v.paid_moves, "moves are priced only in the counted cost");
+    assert!(
+        !spec("fd-buffer:cost=clustered,moves=free")
+            .unwrap()
+            .paid_moves
+    );
     let f = spec("fd-buffer").unwrap();
     assert_eq!(f.window, WindowSpec::Refs(5_000));
     assert_eq!(f.victim, ClusterVictim::Priority);
     assert_eq!(f.clustered_cost, None);
+    assert_eq!(f.group, GroupSpec::Pages(64));
+    assert!(!f.io_count, "the faithful policy keeps Eq. (3)");
+    assert!(!f.paid_moves);
+    // The counted cost and the groups rule are options of the faithful policy too.
+    let f = spec("fd-buffer:count=io,groups=32").unwrap();
+    assert!(f.io_count);
+    assert_eq!(f.group, GroupSpec::PerStack(32));
+}
+
+#[test]
+fn the_variants_group_size_follows_the_buffer() {
+    // ceil(frames / 256): one page per group up to 256 frames (exact stacks), then the
+    // stacks keep at most 256 groups.
+    let rule = GroupSpec::PerStack(VARIANT_GROUPS);
+    for (frames, pages) in [(1, 1), (182, 1), (256, 1), (257, 2), (829, 4), (3_800, 15)] {
+        assert_eq!(rule.pages(frames), pages, "{frames} frames");
+        assert!(frames.div_ceil(rule.pages(frames)) <= 256);
+    }
+    assert_eq!(
+        GroupSpec::Pages(64).pages(182),
+        64,
+        "a fixed size ignores the buffer"
+    );
+    let facts = DeviceFacts {
+        erase_block_bytes: Some(16 * 4096),
+        read_us: 100.0,
+        write_us: 10_000.0,
+        seq_write_us: Some(500.0),
+    };
+    let at = |s: &str, frames: usize| {
+        let c = PolicyContext {
+            frames,
+            ..ctx(&facts)
+        };
+        spec(s).unwrap().options(&c)
+    };
+    assert_eq!(at("fd-buffer:cost=clustered", 64).group_size, 1);
+    assert_eq!(at("fd-buffer:cost=clustered", 3_800).group_size, 15);
+    assert!(at("fd-buffer:cost=clustered", 64).io_count);
+    assert_eq!(at("fd-buffer:cost=clustered,group=8", 3_800).group_size, 8);
+    assert_eq!(at("fd-buffer", 3_800).group_size, 64);
+    assert!(!at("fd-buffer", 64).io_count);
+    assert!(at("fd-buffer:cost=clustered", 64).paid_moves);
+    assert!(!at("fd-buffer", 64).paid_moves);
 }
 
 #[test]
@@ -42,6 +101,16 @@ fn contradictions_are_refused_with_a_reason() {
         ("fd-buffer:seq=0.1", "seq needs cost=clustered"),
         ("fd-buffer:cost=clustered,seq=0", "must be positive"),
         ("fd-buffer:cost=fancy", "cost"),
+        (
+            "fd-buffer:cost=clustered,group=8,groups=4",
+            "either group or groups",
+        ),
+        ("fd-buffer:count=exact", "count"),
+        ("fd-buffer:moves=paid", "moves=paid needs count=io"),
+        (
+            "fd-buffer:cost=clustered,count=eq3,moves=paid",
+            "needs count=io",
+        ),
     ] {
         let e = spec(s).unwrap_err();
         assert!(e.contains(why), "{s}: {e}");

@@ -7,6 +7,29 @@
 //! minimum (the smallest such `M_c`: ties are common because group-based counters make
 //! the curves step functions).
 //!
+//! # Eq. (3) against the I/Os it stands for
+//! Eq. (2) is exact: `Cost' = P_total · (1 + E_dirty · R)` with `P_total` the misses per
+//! access and `E_dirty` the dirty evictions per miss (Table 3: Belady's `6/9 · (1 + 2/6 ·
+//! R)` is 6 reads and 2 write-backs over 9 accesses). Eq. (3) substitutes `P_total = P_c ·
+//! P_d` (§4.2: "the probability that the page is not found in the clean pool is
+//! independent of the probability that the page is not found in the dirty pool") and
+//! `E_dirty = P_d^w`. Neither holds for the counts: a page is in one pool at most, so
+//! "hit in `C`" and "hit in `D`" are disjoint events and the misses are `1 − (1 − P_c) −
+//! (1 − P_d) = P_c + P_d − 1` (≤ `P_c · P_d`, with equality only when one pool has no
+//! hits); and each write that misses the dirty pool makes one page dirty that leaves by a
+//! write-back, so the write-backs per access are `w · P_d^w` (`w` = writes / accesses),
+//! whatever the misses. [`Curves::best_m_c_io_by`] minimises that count,
+//! `(P_c + P_d − 1) + w · P_d^w · R` — Eq. (2) with the substitutions that hold (the
+//! clustered-cost variant's default, `count=io`; the faithful policy keeps Eq. (3)). The
+//! unit test `eq3_charges_write_backs_the_window_does_not_have` shows a window where
+//! Eq. (3) charges 16 write-backs for 10 writes and picks the dearer split.
+//!
+//! Moving `M_c` has a price of its own, which neither count sees: raising it by `Δ` forces
+//! `Δ` dirty pages out at once (write-backs a steady pool would have saved when they are
+//! written again), lowering it drops `Δ` clean pages that may be read again.
+//! [`Curves::best_m_c_io_from`] adds `Δ · R(M_d)` or `Δ` to the window's count, so a
+//! move must pay for itself within one window (`moves=paid`, the variant's default).
+//!
 //! Conventions where the paper is silent: a window without writes has `P_d^w = 0` (no
 //! dirty page would be evicted); an empty window leaves `M_c` unchanged (the caller does
 //! not run the advisor); for `M = 1` the only choice is `M_c = 1`.
@@ -120,6 +143,52 @@ impl Curves {
         self.best_m_c_by(|_| r)
     }
 
+    /// The `M_c` in `1..=M−1` minimising the expected device cost per access counted from
+    /// the window's I/Os rather than Eq. (3): `(misses + write-backs · r_at(M_d)) /
+    /// accesses`, misses = accesses hitting neither pool (the pools hold disjoint pages:
+    /// `P_c + P_d − 1`, at least 0), write-backs = writes missing the dirty pool (each
+    /// makes a page dirty that leaves the pool by a write-back: `w · P_d^w`). First
+    /// minimum, `M − 1` evaluations.
+    pub fn best_m_c_io_by(&self, r_at: impl Fn(usize) -> f64) -> (usize, f64) {
+        self.best_m_c_io_from(r_at, None)
+    }
+
+    /// [`Self::best_m_c_io_by`] with the price of moving from `M_c = from` added, spread
+    /// over one window: raising `M_c` by `Δ` writes `Δ` dirty pages back before their
+    /// time (`Δ · r_at(M_d)`), lowering it drops `Δ` clean pages (`Δ` reads). `None`:
+    /// moves are free.
+    pub fn best_m_c_io_from(
+        &self,
+        r_at: impl Fn(usize) -> f64,
+        from: Option<usize>,
+    ) -> (usize, f64) {
+        let m = self.m();
+        let (inv_t, _) = self.inverses();
+        let cost = |m_c: usize| {
+            let m_d = m - m_c;
+            let misses = (self.total as f64 - self.hits_c[m_c] - self.hits_d[m_d]).max(0.0);
+            let write_backs = (self.writes as f64 - self.hits_d_w[m_d]).max(0.0);
+            let r = r_at(m_d);
+            let moved = match from {
+                Some(f) if m_c > f => (m_c - f) as f64 * r,
+                Some(f) => (f - m_c) as f64,
+                None => 0.0,
+            };
+            (misses + write_backs * r + moved) * inv_t
+        };
+        if m < 2 {
+            return (m, cost(m));
+        }
+        let mut best = (1usize, f64::INFINITY);
+        for m_c in 1..m {
+            let c = cost(m_c);
+            if c < best.1 {
+                best = (m_c, c);
+            }
+        }
+        best
+    }
+
     /// [`Self::best_m_c`] with an `R` that depends on the dirty pool's size: `r_at(M_d)`
     /// (the clustered-cost variant, [`super::clustered_cost`]).
     pub fn best_m_c_by(&self, r_at: impl Fn(usize) -> f64) -> (usize, f64) {
@@ -188,6 +257,50 @@ mod tests {
         assert_eq!(curves.best_m_c(1.0), (1, 0.5));
         let r = curves.rates(3);
         assert_eq!((r.p_c, r.p_d, r.p_d_w), (0.5, 1.0, 1.0));
+    }
+
+    #[test]
+    fn eq3_charges_write_backs_the_window_does_not_have() {
+        // M = 4, 20 accesses. 10 reads: 4 hit the clean pool at distance 3, 6 are new.
+        // 10 writes: 1 hits the dirty pool at distance 3, 9 are new.
+        let mut c = HitCounters::new(4);
+        for i in 0..10 {
+            if i < 4 {
+                c.c_read.add(3, 3, 0);
+            } else {
+                c.c_read.add_miss();
+            }
+            c.d_read.add_miss();
+            if i < 1 {
+                c.d_write.add(3, 3, 0);
+            } else {
+                c.d_write.add_miss();
+            }
+            c.c_write.add_miss();
+        }
+        let curves = Curves::new(&c);
+        let r = 4.0;
+        // Eq. (3) at M_c = 3: P_c = 0.8, P_d = P_d^w = 1: 0.8 · (1 + 4) = 4.0, that is 16
+        // write-backs for the window's 16 misses; at M_c = 1: 0.95 · (1 + 0.9 · 4) = 4.37.
+        let (m_c, cost) = curves.best_m_c(r);
+        assert_eq!(m_c, 3);
+        assert!((cost - 4.0).abs() < 1e-12);
+        // Counted: M_c = 3 misses 16 and writes back all 10 writes: (16 + 10 · 4) / 20 =
+        // 2.8; M_c = 1 misses 19 and writes back 9: (19 + 9 · 4) / 20 = 2.75, cheaper.
+        let (m_c, cost) = curves.best_m_c_io_by(|_| r);
+        assert_eq!(m_c, 1);
+        assert!((cost - 2.75).abs() < 1e-12);
+        // Moves charged: from M_c = 3, going to 1 drops 2 clean pages, (55 + 2) / 20 = 2.85
+        // > 2.8: the advisor stays; from 2 (cost (20 + 10 · 4) / 20 = 3), lowering to 1
+        // costs one read, 2.8, and raising to 3 one forced write-back, (56 + 4) / 20 = 3.
+        for (from, want, want_cost) in [(Some(3), 3, 2.8), (Some(2), 1, 2.8), (None, 1, 2.75)] {
+            let (m_c, cost) = curves.best_m_c_io_from(|_| r, from);
+            assert_eq!(m_c, want, "from {from:?}");
+            assert!((cost - want_cost).abs() < 1e-12, "from {from:?}: {cost}");
+        }
+        // Misses are P_c + P_d − 1, never more than Eq. (3)'s product.
+        let rates = curves.rates(2);
+        assert!(rates.p_c + rates.p_d - 1.0 <= rates.p_c * rates.p_d);
     }
 
     #[test]

@@ -15,8 +15,10 @@
 //! - [`cost`]: Eqs. (3), (5)–(7) and the advisor's minimisation;
 //! - [`advisor`]: window rules, online `R`, advisor clock;
 //! - [`cluster`]: write clustering in the dirty pool (§4.5);
-//! - [`clustered_cost`]: a named variant, not the paper's: Eq. (3) with the price of a
-//!   clustered write-back as a function of the dirty pool's size (`cost=clustered`);
+//! - [`clustered_cost`]: a named variant, not the paper's (`cost=clustered`): the price
+//!   of a clustered write-back as a function of the dirty pool's size, misses and
+//!   write-backs counted per access instead of Eq. (3), moves of `M_c` charged, groups
+//!   from the buffer size — its measurements against CASA and the others;
 //! - [`naive`]: an `O(n)`-per-operation reference for differential tests.
 //!
 //! # How Algorithms 1 and 2 map onto the pool contract

@@ -73,12 +73,14 @@ impl NaiveFdBuffer {
         })
     }
 
-    /// Whether the reference models `opts` (fixed windows, fixed `R`, LRU pools).
+    /// Whether the reference models `opts` (fixed windows, fixed `R`, LRU pools, Eq. (3)).
     pub fn models(opts: &FdBufferOptions) -> bool {
         matches!(opts.window, Window::Refs(_))
             && matches!(opts.asymmetry, Asymmetry::Fixed(_))
             && opts.inner == OrderKind::Lru
             && opts.clustered_cost.is_none()
+            && !opts.io_count
+            && !opts.paid_moves
     }
 
     /// Current `M_c`.

@@ -41,6 +41,12 @@ pub struct FdBufferOptions {
     /// The clustered-cost variant ([`super::clustered_cost`], not the paper's): `Some(s)`
     /// with `s = w_seq / w_rand`; needs clustering. `None`: Eq. (3) as printed.
     pub clustered_cost: Option<f64>,
+    /// The advisor counts misses and write-backs per access ([`super::cost::Curves::best_m_c_io_by`])
+    /// instead of Eq. (3) (a variant; default false).
+    pub io_count: bool,
+    /// With `io_count`: the advisor charges the move from the current `M_c`
+    /// ([`super::cost::Curves::best_m_c_io_from`]; a variant; default false).
+    pub paid_moves: bool,
     /// Clock for measuring the advisor's CPU time (default none: work units only).
     pub clock: Option<AdvisorClock>,
 }
@@ -59,6 +65,8 @@ impl Default for FdBufferOptions {
             initial_clean_ratio: 0.5,
             read_cost_us: 100.0,
             clustered_cost: None,
+            io_count: false,
+            paid_moves: false,
             clock: None,
         }
     }
@@ -78,6 +86,8 @@ impl std::fmt::Debug for FdBufferOptions {
             .field("initial_clean_ratio", &self.initial_clean_ratio)
             .field("read_cost_us", &self.read_cost_us)
             .field("clustered_cost", &self.clustered_cost)
+            .field("io_count", &self.io_count)
+            .field("paid_moves", &self.paid_moves)
             .field("clock", &self.clock.is_some())
             .finish()
     }
@@ -153,6 +163,16 @@ impl FdBufferOptions {
     /// (a variant, [`super::clustered_cost`]).
     pub fn clustered_cost(mut self, seq_ratio: f64) -> Self {
         self.clustered_cost = Some(seq_ratio);
+        self
+    }
+    /// The advisor's cost counted per access (misses + write-backs), not Eq. (3).
+    pub fn io_count(mut self, on: bool) -> Self {
+        self.io_count = on;
+        self
+    }
+    /// With `io_count`, moves of `M_c` charged to the advisor's cost.
+    pub fn paid_moves(mut self, on: bool) -> Self {
+        self.paid_moves = on;
         self
     }
     /// A clock (ns) to time the advisor with.

@@ -14,6 +14,15 @@
 //! latency ratio. `clustering=off` is the bare two-pool algorithm of §4.1–4.4 (what
 //! `FdBufferOptions::default()` builds in the library, and what this table's default was
 //! before issue 16).
+//!
+//! The clustered-cost variant (`cost=clustered`, not the paper's, `super::clustered_cost`)
+//! has its own defaults, each measured on five traces × three devices × three buffer
+//! sizes there: `victim=order`, `window=20000` ([`VARIANT_WINDOW`]), `count=io` (misses and
+//! write-backs counted per access instead of Eq. (3)), `moves=paid` (a move of `M_c`
+//! charged its forced write-backs or dropped reads) and `groups=256` (at most 256
+//! Two-Stack groups, `ceil(frames / 256)` pages each, [`VARIANT_GROUPS`]). An option
+//! given by hand wins over the variant's default; the faithful `fd-buffer` keeps Eq. (3)
+//! and groups of 64.
 
 use super::naive::NaiveFdBuffer;
 use super::{ClusterVictim, Clustering, FdBuffer, FdBufferOptions, OrderKind};
@@ -44,7 +53,8 @@ pub const OPTIONS: &[OptionSpec] = &[
         key: "group",
         kind: OptKind::UInt { min: 1, max: MAX },
         default: Some("64"),
-        help: "group size of the Two-Stack (1 = exact stacks)",
+        help: "group size of the Two-Stack (1 = exact stacks); with cost=clustered the \
+               default is groups=256 instead",
     },
     OptionSpec {
         key: "r",
@@ -114,7 +124,30 @@ pub const OPTIONS: &[OptionSpec] = &[
         help: "the advisor's cost model: Eq. (3) as printed, or clustered (a variant, not the \
                paper's: a dirty eviction costs R·(s + (1 − s)/k), k the pages per cluster a \
                dirty pool of that size holds; needs clustering; its defaults are \
-               victim=order and window=20000)",
+               victim=order, window=20000, count=io, moves=paid and groups=256)",
+    },
+    OptionSpec {
+        key: "count",
+        kind: OptKind::Choice(&["eq3", "io"]),
+        default: None,
+        help: "the advisor's cost per access: eq3 (Eq. (3) as printed: P_c·P_d·(1 + P_d^w·R)) \
+               or io (Eq. (2) counted: misses (P_c + P_d − 1) + write-backs (writes missing \
+               the dirty pool) · R); default eq3, io with cost=clustered",
+    },
+    OptionSpec {
+        key: "moves",
+        kind: OptKind::Choice(&["free", "paid"]),
+        default: None,
+        help: "with count=io: paid charges the advisor for moving M_c (Δ write-backs to \
+               raise it, Δ reads to lower it) over one window; default free, paid with \
+               cost=clustered",
+    },
+    OptionSpec {
+        key: "groups",
+        kind: OptKind::UInt { min: 1, max: MAX },
+        default: None,
+        help: "instead of group: at most this many groups per stack, group size = \
+               ceil(frames / groups); the default with cost=clustered is 256",
     },
     OptionSpec {
         key: "seq",
@@ -137,6 +170,30 @@ pub const OPTIONS: &[OptionSpec] = &[
 /// the variant still loses to CASA on four of them; one window's Two-Stack counters hold
 /// too few references at the dirty pool's large depths for the `M_d` the variant weighs.
 pub const VARIANT_WINDOW: u64 = 20_000;
+
+/// The clustered-cost variant's Two-Stack groups when neither `group` nor `groups` is
+/// given: at most 256 groups per stack, `ceil(frames / 256)` pages per group
+/// ([`GroupSpec::PerStack`]; why and what it changes: `super::clustered_cost`).
+pub const VARIANT_GROUPS: usize = 256;
+
+/// The Two-Stack's group size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupSpec {
+    /// A fixed number of pages per group (`group=`; the paper's 64).
+    Pages(usize),
+    /// At most this many groups per stack (`groups=`): `ceil(frames / n)` pages per group.
+    PerStack(usize),
+}
+
+impl GroupSpec {
+    /// Pages per group for a buffer of `frames` frames (at least 1).
+    pub fn pages(self, frames: usize) -> usize {
+        match self {
+            GroupSpec::Pages(z) => z.max(1),
+            GroupSpec::PerStack(n) => frames.div_ceil(n.max(1)).max(1),
+        }
+    }
+}
 
 /// How windows close.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -166,7 +223,12 @@ pub struct FdBufferSpec {
     /// Window rule.
     pub window: WindowSpec,
     /// Two-Stack group size.
-    pub group: usize,
+    pub group: GroupSpec,
+    /// The advisor counts misses and write-backs per access (`count=io`) instead of
+    /// Eq. (3).
+    pub io_count: bool,
+    /// The advisor charges moves of `M_c` (`moves=paid`).
+    pub paid_moves: bool,
     /// `R`.
     pub r: RSpec,
     /// Present conditions.
@@ -234,9 +296,25 @@ impl FdBufferSpec {
                 return Err(o.invalid(format!("seq={s} must be positive")));
             }
         }
+        let io_count = match o.word("count") {
+            Some(w) => w == "io",
+            None => variant,
+        };
+        let paid_moves = match o.word("moves") {
+            Some("paid") if !io_count => return Err(o.invalid("moves=paid needs count=io")),
+            Some(w) => w == "paid",
+            None => variant && io_count,
+        };
         Ok(Self {
             window,
-            group: o.usize("group").unwrap_or(64),
+            group: match (o.given("group"), o.usize("groups")) {
+                (true, Some(_)) => return Err(o.invalid("give either group or groups, not both")),
+                (_, Some(n)) => GroupSpec::PerStack(n),
+                (false, None) if variant => GroupSpec::PerStack(VARIANT_GROUPS),
+                _ => GroupSpec::Pages(o.usize("group").unwrap_or(64)),
+            },
+            paid_moves,
+            io_count,
             r,
             present_conditions: o.bool("pr").unwrap_or(true),
             inner: match o.word("inner") {
@@ -262,7 +340,9 @@ impl FdBufferSpec {
     pub fn options(&self, ctx: &PolicyContext<'_>) -> FdBufferOptions {
         let facts_r = ctx.facts.r();
         let mut o = FdBufferOptions::default()
-            .group_size(self.group)
+            .group_size(self.group.pages(ctx.frames))
+            .io_count(self.io_count)
+            .paid_moves(self.paid_moves)
             .present_conditions(self.present_conditions)
             .track_accuracy(self.track)
             .initial_clean_ratio(self.init)

@@ -1,7 +1,9 @@
 //! FD-Buffer's windows and the policy advisor (§4.4): every reference feeds the
 //! Two-Stack estimators and the window counters; when a window closes, the advisor picks
-//! the `M_c` minimising Eq. (3) for the next window and, with `track_accuracy`, leaves a
-//! [`WindowRecord`].
+//! the `M_c` minimising Eq. (3) for the next window (with `io_count`, the misses and
+//! write-backs counted per access instead, `super::cost`; with the clustered-cost variant,
+//! at an `R` that depends on `M_d`, `super::clustered_cost`) and, with `track_accuracy`,
+//! leaves a [`WindowRecord`].
 
 use super::cost::Curves;
 use super::{FdBuffer, MissRates, PoolOrder, Window, WindowRecord};
@@ -68,12 +70,20 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
         let t0 = self.opts.clock.as_ref().map(|c| c());
         let r = self.r();
         self.curves.fill(self.est.counters());
+        let io = self.opts.io_count;
+        let from = self.opts.paid_moves.then_some(self.m_c);
         let (next, _cost) = match self.clustered_cost.as_mut() {
             Some(c) => {
                 c.close_window();
                 let c = &*c;
-                self.curves.best_m_c_by(|m_d| r * c.r_factor(m_d))
+                if io {
+                    self.curves
+                        .best_m_c_io_from(|m_d| r * c.r_factor(m_d), from)
+                } else {
+                    self.curves.best_m_c_by(|m_d| r * c.r_factor(m_d))
+                }
             }
+            None if io => self.curves.best_m_c_io_from(|_| r, from),
             None => self.curves.best_m_c(r),
         };
         let estimated = self.curves.rates(self.m_c);
