@@ -314,8 +314,18 @@ pub fn miniature_spec(spec: &Spec, rate: f64) -> Spec {
     if rate >= 1.0 {
         return out;
     }
+    let clustered_variant =
+        spec.name == "fd-buffer" && spec.opts.get("cost").map(String::as_str) == Some("clustered");
     for &(_, key) in SCALED_OPTIONS.iter().filter(|(p, _)| *p == spec.name) {
         if key == "window" && spec.opts.contains_key("q") {
+            continue;
+        }
+        // Group counts (`groups=`, the clustered-cost variant's default) scale with the
+        // frames by themselves; a group size beside them would be refused.
+        if key == "group"
+            && !spec.opts.contains_key("group")
+            && (spec.opts.contains_key("groups") || clustered_variant)
+        {
             continue;
         }
         let number = |v: &str| v.parse::<u64>().ok();
@@ -326,9 +336,7 @@ pub fn miniature_spec(spec: &Spec, rate: f64) -> Spec {
             .and_then(|o| o.default)
             .and_then(number);
         // FD-Buffer's clustered-cost variant has its own default window.
-        let variant = spec.name == "fd-buffer"
-            && key == "window"
-            && spec.opts.get("cost").map(String::as_str) == Some("clustered");
+        let variant = clustered_variant && key == "window";
         let given = match spec.opts.get(key) {
             Some(v) => number(v),
             None if variant => Some(flashbuf_pool::policy::fd_buffer::spec::VARIANT_WINDOW),
