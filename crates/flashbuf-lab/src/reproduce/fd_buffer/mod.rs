@@ -55,9 +55,11 @@
 //! small gain (the USB stick's erase block already held 256 pages). FD-Buffer reads 14.3 % more and writes 1.2 % less than
 //! LRU (paper: +29.9 % / −21.5 %). Eq. (3) hardly reacts to `R` beyond about `1 / P_d^w`,
 //! so a growing `R` (RM1) or a clustering-dependent write cost is not followed; a static
-//! split with a 5 % clean pool (8,589 s) shows the room left. Why FD-Buffer loses to CASA
-//! on other traces and on steady devices, and the clustered-cost variant (not the
-//! paper's): `policy::fd_buffer::clustered_cost`.
+//! split with a 5 % clean pool (8,589 s) shows the room left. The clustered-cost variant
+//! (not the paper's, `policy::fd_buffer::clustered_cost`) is the cheapest policy in all
+//! four trace × card cells of Figs. 2–3 (TPC-C 8,730 and 14,981 s, pgbench 4,085 and
+//! 7,109 s against CASA's 10,697, 18,107, 4,213 and 7,131) and on flash-25 (883 vs 1,006
+//! s). Why FD-Buffer loses to CASA on other traces and on steady devices: the same module.
 
 mod figs_4_6;
 mod overall;
