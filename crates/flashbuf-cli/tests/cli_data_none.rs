@@ -88,13 +88,12 @@ fn bad_values_and_stores_that_need_bytes_are_refused() {
     let o = flashbuf(&["replay", "--limit", "100", "--data", "some"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("'some'"));
-    for store in ["icl"] {
-        let o = flashbuf(&[
-            "replay", "--limit", "100", "--store", store, "--data", "none",
-        ]);
-        assert!(!o.status.success());
-        let e = String::from_utf8_lossy(&o.stderr);
-        assert!(e.contains("--data none is not supported"), "{store}: {e}");
-        assert!(!e.contains("panicked"), "{e}");
-    }
+    // ICL, the one store that needs page bytes.
+    let o = flashbuf(&[
+        "replay", "--limit", "100", "--store", "icl", "--data", "none",
+    ]);
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("--data none is not supported"), "{e}");
+    assert!(!e.contains("panicked"), "{e}");
 }

@@ -167,7 +167,7 @@ pub struct StableBufferConfig {
     pub align_bytes: u64,
     /// How much the data area grows at a time.
     pub grow_bytes: u64,
-    /// Whole pages, or only their metadata (`--data none`; [`super::page_io`]). Part of
+    /// Whole pages, or only their metadata (`--data none`; see the store's docs). Part of
     /// the on-device format: a store is refused in the other mode.
     pub data: DataMode,
     /// Generation salt to format with. `None` derives a fresh one from the previous

@@ -42,6 +42,13 @@
 //!   recovery: callers must stamp successive writes of a page with increasing versions,
 //!   as the buffer pool and the lab do.
 //!
+//! # Metadata-only pages (`--data none`)
+//! With [`flashbuf_core::DataMode::Metadata`] callers exchange 64-byte pages; slots and
+//! homes keep their places and page lengths on the device and go down as metadata-only
+//! requests of whole pages (`Device::write_head`), a slot's image being the same header
+//! rewrite over those bytes, and slot scans decode each slot from its head: every decision
+//! and every device request is the one whole pages give. The mode is part of the format.
+//!
 //! # Layout
 //! Superblock, then the staging area of `n` page-sized slots, then the data area (page
 //! `p`'s home at `data_offset + p × page_size`); see [`layout`] for the byte-exact slot
