@@ -8,9 +8,7 @@ mod common;
 use common::flashbuf;
 
 fn json(args: &[&str]) -> serde_json::Value {
-    let o = flashbuf(args);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    serde_json::from_slice(&o.stdout).unwrap()
+    common::json(&flashbuf(args))
 }
 
 /// The figures that a run decides (not the machine's time and memory).

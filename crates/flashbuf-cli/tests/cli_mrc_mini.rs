@@ -4,13 +4,7 @@
 //! refused with a message.
 
 mod common;
-use common::flashbuf;
-use std::process::Output;
-
-fn json(o: &Output) -> serde_json::Value {
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    serde_json::from_slice(&o.stdout).unwrap()
-}
+use common::{flashbuf, json};
 
 #[test]
 fn cfdc_json_rows_are_marked_estimates_and_checks_equal_replay() {

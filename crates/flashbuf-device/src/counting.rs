@@ -107,6 +107,36 @@ impl<D: Device> CountingDevice<D> {
         }
     }
 
+    /// Runs read `f` of `len` bytes, adding its device time and counting it.
+    fn timed_read(
+        &self,
+        len: usize,
+        f: impl FnOnce() -> Result<(), DeviceError>,
+    ) -> Result<(), DeviceError> {
+        let t0 = self.clock_ns();
+        f()?;
+        Self::add_time(&self.read_time_ns, t0, self.clock_ns());
+        self.reads.fetch_add(1, Relaxed);
+        self.read_bytes.fetch_add(len as u64, Relaxed);
+        Ok(())
+    }
+
+    /// Runs write `f`, adding its device time (the caller counts its writes).
+    fn timed_write(&self, f: impl FnOnce() -> Result<(), DeviceError>) -> Result<(), DeviceError> {
+        let t0 = self.clock_ns();
+        f()?;
+        Self::add_time(&self.write_time_ns, t0, self.clock_ns());
+        Ok(())
+    }
+
+    /// Counts one batch of `(offset, length)` writes.
+    fn count_batch(&self, ops: impl Iterator<Item = (u64, usize)>) {
+        self.batches.fetch_add(1, Relaxed);
+        for (offset, len) in ops {
+            self.count_write(offset, len);
+        }
+    }
+
     fn count_write(&self, offset: u64, len: usize) {
         self.writes.fetch_add(1, Relaxed);
         self.written_bytes.fetch_add(len as u64, Relaxed);
@@ -118,58 +148,35 @@ impl<D: Device> CountingDevice<D> {
 
 impl<D: Device> Device for CountingDevice<D> {
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
-        let t0 = self.clock_ns();
-        self.inner.read_at(offset, buf)?;
-        Self::add_time(&self.read_time_ns, t0, self.clock_ns());
-        self.reads.fetch_add(1, Relaxed);
-        self.read_bytes.fetch_add(buf.len() as u64, Relaxed);
-        Ok(())
+        let len = buf.len();
+        self.timed_read(len, || self.inner.read_at(offset, buf))
     }
 
     fn write_at(&self, offset: u64, buf: &[u8]) -> Result<(), DeviceError> {
-        let t0 = self.clock_ns();
-        self.inner.write_at(offset, buf)?;
-        Self::add_time(&self.write_time_ns, t0, self.clock_ns());
+        self.timed_write(|| self.inner.write_at(offset, buf))?;
         self.count_write(offset, buf.len());
         Ok(())
     }
 
     fn write_batch(&self, ops: &[WriteOp<'_>]) -> Result<(), DeviceError> {
-        let t0 = self.clock_ns();
-        self.inner.write_batch(ops)?;
-        Self::add_time(&self.write_time_ns, t0, self.clock_ns());
-        self.batches.fetch_add(1, Relaxed);
-        for op in ops {
-            self.count_write(op.offset, op.data.len());
-        }
+        self.timed_write(|| self.inner.write_batch(ops))?;
+        self.count_batch(ops.iter().map(|op| (op.offset, op.data.len())));
         Ok(())
     }
 
     fn read_head(&self, offset: u64, len: usize, head: &mut [u8]) -> Result<(), DeviceError> {
-        let t0 = self.clock_ns();
-        self.inner.read_head(offset, len, head)?;
-        Self::add_time(&self.read_time_ns, t0, self.clock_ns());
-        self.reads.fetch_add(1, Relaxed);
-        self.read_bytes.fetch_add(len as u64, Relaxed);
-        Ok(())
+        self.timed_read(len, || self.inner.read_head(offset, len, head))
     }
 
     fn write_head(&self, offset: u64, len: usize, head: &[u8]) -> Result<(), DeviceError> {
-        let t0 = self.clock_ns();
-        self.inner.write_head(offset, len, head)?;
-        Self::add_time(&self.write_time_ns, t0, self.clock_ns());
+        self.timed_write(|| self.inner.write_head(offset, len, head))?;
         self.count_write(offset, len);
         Ok(())
     }
 
     fn write_heads(&self, ops: &[HeadWrite<'_>]) -> Result<(), DeviceError> {
-        let t0 = self.clock_ns();
-        self.inner.write_heads(ops)?;
-        Self::add_time(&self.write_time_ns, t0, self.clock_ns());
-        self.batches.fetch_add(1, Relaxed);
-        for op in ops {
-            self.count_write(op.offset, op.len);
-        }
+        self.timed_write(|| self.inner.write_heads(ops))?;
+        self.count_batch(ops.iter().map(|op| (op.offset, op.len)));
         Ok(())
     }
 

@@ -2,8 +2,33 @@
 //! or metadata-only requests that keep each page's place and length
 //! ([`Device::write_head`]) — the one place stores choose between them.
 
+use crate::StoreError;
 use flashbuf_core::DataMode;
 use flashbuf_device::{Device, DeviceError, HeadWrite, WriteOp};
+
+/// What the data mode adds to a store's superblock configuration fingerprint (nothing for
+/// whole pages, as every store formatted before the mode existed).
+pub(crate) fn fingerprint_tag(data: DataMode) -> u64 {
+    match data {
+        DataMode::Bytes => 0,
+        DataMode::Metadata => u64::from_le_bytes(*b"no-bytes"),
+    }
+}
+
+/// Refuses a store whose superblock fingerprint (`stored`) is its configuration's (`base`,
+/// without the tag) in the other data mode than `data`, saying so.
+pub(crate) fn check_mode(stored: u64, base: u64, data: DataMode) -> Result<(), StoreError> {
+    let other = match data {
+        DataMode::Bytes => DataMode::Metadata,
+        DataMode::Metadata => DataMode::Bytes,
+    };
+    if stored == base ^ fingerprint_tag(other) {
+        return Err(StoreError::Format(format!(
+            "the store was not formatted for --data {data}: a store keeps its pages' bytes or only their metadata for life"
+        )));
+    }
+    Ok(())
+}
 
 /// Reads the `page_size`-byte range at `off` into `buf` (one page as callers exchange it).
 pub(crate) fn read_page<D: Device + ?Sized>(

@@ -14,9 +14,12 @@ use flashbuf_device::sim::{Precondition, SimDevice};
 use flashbuf_device::{Device, MemDevice};
 use flashbuf_store::log_store::{CleanerConfig, CleanerKind, LogStore, LogStoreConfig, TimeBase};
 use flashbuf_store::registry::{self, StoreContext};
-use flashbuf_store::{PageStore, PageWrite, ReadOutcome, StoreError, Superblock};
+use flashbuf_store::{PageStore, ReadOutcome, StoreError, Superblock};
 use std::collections::HashMap;
 use std::sync::Arc;
+
+mod metadata_support;
+use metadata_support::{sealed, write_batch, write_one};
 
 const PS: usize = 4096;
 const PAGES: u64 = 256;
@@ -51,14 +54,6 @@ fn cfg(data: DataMode, kind: CleanerKind, time_base: TimeBase) -> LogStoreConfig
     }
 }
 
-/// A sealed page of `len` bytes for `pid` at `version`, its payload stamped.
-fn sealed(len: usize, pid: PageId, version: u64) -> Vec<u8> {
-    let mut p = vec![0u8; len];
-    p[page::HEADER_BYTES..page::HEADER_BYTES + 8].copy_from_slice(&version.to_le_bytes());
-    page::seal(&mut p, pid, version);
-    p
-}
-
 /// Asserts that `pid` reads as the model says (version and stamp, or unwritten).
 fn expect_page(store: &dyn PageStore, model: &HashMap<u64, u64>, pid: u64) {
     let mut buf = vec![0u8; store.page_size()];
@@ -82,7 +77,6 @@ fn expect_page(store: &dyn PageStore, model: &HashMap<u64, u64>, pid: u64) {
 /// three quarters of the writes, so segments are left partly live and the cleaner copies);
 /// ends with a sync.
 fn model_run(store: &dyn PageStore, model: &mut HashMap<u64, u64>, seed: u64, steps: u64) {
-    let len = store.page_size();
     let mut rng = SplitMix64::new(seed);
     let pick = |rng: &mut SplitMix64| {
         if rng.below(4) == 0 {
@@ -95,28 +89,14 @@ fn model_run(store: &dyn PageStore, model: &mut HashMap<u64, u64>, seed: u64, st
         let pid = pick(&mut rng);
         match rng.below(12) {
             0..=4 => {
-                let p = sealed(len, PageId(pid), step);
-                store
-                    .write_page(PageId(pid), &p, &DirtyRanges::full(len))
-                    .expect("write");
+                write_one(store, pid, step);
                 model.insert(pid, step);
             }
             5..=6 => {
                 let mut pids: Vec<u64> = (0..1 + rng.below(9)).map(|_| pick(&mut rng)).collect();
                 pids.sort_unstable();
                 pids.dedup();
-                let pages: Vec<Vec<u8>> =
-                    pids.iter().map(|&q| sealed(len, PageId(q), step)).collect();
-                let batch: Vec<PageWrite<'_>> = pids
-                    .iter()
-                    .zip(&pages)
-                    .map(|(&q, p)| PageWrite {
-                        pid: PageId(q),
-                        page: p,
-                        dirty: DirtyRanges::full(len),
-                    })
-                    .collect();
-                store.write_pages(&batch).expect("batch");
+                write_batch(store, &pids, step);
                 for q in pids {
                     model.insert(q, step);
                 }
@@ -204,11 +184,8 @@ fn a_reopened_metadata_store_returns_every_synced_page_at_the_cost_of_bytes() {
         let mut model = HashMap::new();
         model_run(&s, &mut model, 9, 1200);
         // Blocks after the last checkpoint: recovery rolls them forward.
-        let len = s.page_size();
         for pid in 0..5 {
-            let p = sealed(len, PageId(pid), 5000 + pid);
-            s.write_page(PageId(pid), &p, &DirtyRanges::full(len))
-                .expect("write");
+            write_one(&s, pid, 5000 + pid);
             model.insert(pid, 5000 + pid);
         }
         s.sync().expect("sync");
@@ -325,15 +302,10 @@ fn damaged_run(data: DataMode) -> (u64, RecoveryCmp, DeviceStats) {
     let dev = Arc::new(MemDevice::new(0));
     let s = LogStore::create(dev.clone(), c.clone()).expect("create");
     let len = s.page_size();
-    let write = |s: &LogStore<Arc<MemDevice>>, pid: u64, v: u64| {
-        let p = sealed(len, PageId(pid), v);
-        s.write_page(PageId(pid), &p, &DirtyRanges::full(len))
-            .expect("write");
-    };
     // Older copies of page 5 stay on the device.
     for v in 1..=3 {
-        write(&s, 5, v);
-        write(&s, 6, v);
+        write_one(&s, 5, v);
+        write_one(&s, 6, v);
     }
     s.sync().expect("sync");
     damage_head(&s, PageId(5));
@@ -344,7 +316,7 @@ fn damaged_run(data: DataMode) -> (u64, RecoveryCmp, DeviceStats) {
     let first = seg(&s);
     let mut v = 10;
     while seg(&s) == first && v < 20_000 {
-        write(&s, 10 + v % 60, v);
+        write_one(&s, 10 + v % 60, v);
         v += 1;
     }
     assert_ne!(seg(&s), first, "the cleaner never moved page 5");
@@ -354,8 +326,8 @@ fn damaged_run(data: DataMode) -> (u64, RecoveryCmp, DeviceStats) {
     // Damage to a block recovery rolls forward (page 8 after it, so that its segment is
     // walked even if page 7 opened it): the promised block stays mapped.
     s.checkpoint().expect("checkpoint");
-    write(&s, 7, 1);
-    write(&s, 8, 1);
+    write_one(&s, 7, 1);
+    write_one(&s, 8, 1);
     s.sync().expect("sync");
     damage_head(&s, PageId(7));
     drop(s);
@@ -387,17 +359,12 @@ fn torn_tail_run(data: DataMode) -> Vec<u64> {
     let dev = Arc::new(MemDevice::new(0));
     let s = LogStore::create(dev.clone(), c.clone()).expect("create");
     let len = s.page_size();
-    let write = |s: &LogStore<Arc<MemDevice>>, pid: u64, v: u64| {
-        let p = sealed(len, PageId(pid), v);
-        s.write_page(PageId(pid), &p, &DirtyRanges::full(len))
-            .expect("write");
-    };
     for pid in 0..20 {
-        write(&s, pid, 1);
+        write_one(&s, pid, 1);
     }
     s.sync().expect("sync");
     for pid in 0..6 {
-        write(&s, pid, 2);
+        write_one(&s, pid, 2);
     }
     // Page 3's new block tore (it was never synced): the tail is cut there.
     damage_head(&s, PageId(3));

@@ -13,11 +13,14 @@ use flashbuf_device::{Device, MemDevice};
 use flashbuf_store::registry::{self, MetadataOnly, StoreContext, STORES};
 use flashbuf_store::stable_buffer::{PatternCosts, Recognition};
 use flashbuf_store::{
-    DirectStore, DirectStoreConfig, PageStore, PageWrite, ReadOutcome, StableBufferConfig,
-    StableBufferStore, StoreError, Superblock,
+    DirectStore, DirectStoreConfig, PageStore, ReadOutcome, StableBufferConfig, StableBufferStore,
+    StoreError, Superblock,
 };
 use std::collections::HashMap;
 use std::sync::Arc;
+
+mod metadata_support;
+use metadata_support::{sealed, write_batch, write_one};
 
 const PS: usize = 4096;
 
@@ -26,14 +29,6 @@ fn cfg(data: DataMode) -> DirectStoreConfig {
         data,
         ..DirectStoreConfig::with_page_size(PS)
     }
-}
-
-/// A sealed page of `len` bytes for `pid` at `version`, its payload stamped.
-fn sealed(len: usize, pid: PageId, version: u64) -> Vec<u8> {
-    let mut p = vec![0u8; len];
-    p[page::HEADER_BYTES..page::HEADER_BYTES + 8].copy_from_slice(&version.to_le_bytes());
-    page::seal(&mut p, pid, version);
-    p
 }
 
 /// Runs a seeded mix on `store` against a model; returns the store's device counters.
@@ -46,29 +41,14 @@ fn model_run<S: PageStore>(store: &S, seed: u64) -> flashbuf_core::DeviceStats {
         let pid = rng.below(300);
         match rng.below(10) {
             0..=3 => {
-                let p = sealed(len, PageId(pid), step);
-                store
-                    .write_page(PageId(pid), &p, &DirtyRanges::full(len))
-                    .expect("write");
+                write_one(store, pid, step);
                 model.insert(pid, step);
             }
             4..=5 => {
                 let pids: Vec<u64> = (0..1 + rng.below(6)).map(|k| (pid + k) % 300).collect();
                 let mut pids = pids;
                 pids.dedup();
-                let pages: Vec<Vec<u8>> =
-                    pids.iter().map(|&q| sealed(len, PageId(q), step)).collect();
-                let full = DirtyRanges::full(len);
-                let batch: Vec<PageWrite<'_>> = pids
-                    .iter()
-                    .zip(&pages)
-                    .map(|(&q, p)| PageWrite {
-                        pid: PageId(q),
-                        page: p,
-                        dirty: full,
-                    })
-                    .collect();
-                store.write_pages(&batch).expect("batch");
+                write_batch(store, &pids, step);
                 for q in pids {
                     model.insert(q, step);
                 }

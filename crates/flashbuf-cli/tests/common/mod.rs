@@ -11,3 +11,10 @@ pub fn flashbuf(args: &[&str]) -> Output {
         .output()
         .expect("the flashbuf binary runs")
 }
+
+/// The JSON document a successful run printed (fails with its stderr otherwise).
+#[allow(dead_code)] // not every suite reads JSON
+pub fn json(o: &Output) -> serde_json::Value {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).expect("a JSON document")
+}

@@ -274,6 +274,13 @@ impl SimDevice {
     }
 }
 
+/// Copies `bytes` into the image at byte `offset`, moving the end of what was written.
+fn put_image(image: &mut [u8], written_end: &mut usize, offset: u64, bytes: &[u8]) {
+    let at = offset as usize;
+    image[at..at + bytes.len()].copy_from_slice(bytes);
+    *written_end = (*written_end).max(at + bytes.len());
+}
+
 impl Inner {
     /// Writes `data` into the image at `offset` (range checked by the caller).
     pub(super) fn write_image(&mut self, offset: u64, data: &[u8]) {
@@ -283,11 +290,7 @@ impl Inner {
             written_end,
             ..
         } = self;
-        let mut put = |o: u64, b: &[u8]| {
-            let at = o as usize;
-            image[at..at + b.len()].copy_from_slice(b);
-            *written_end = (*written_end).max(at + b.len());
-        };
+        let mut put = |o: u64, b: &[u8]| put_image(image, written_end, o, b);
         heads.before_byte_write(offset, data.len(), &mut put);
         put(offset, data);
     }
@@ -316,11 +319,7 @@ impl Inner {
             written_end,
             ..
         } = self;
-        heads.truncate(len, |o, b| {
-            let at = o as usize;
-            image[at..at + b.len()].copy_from_slice(b);
-            *written_end = (*written_end).max(at + b.len());
-        });
+        heads.truncate(len, |o, b| put_image(image, written_end, o, b));
     }
 
     fn refresh_flash_stats(&mut self) {

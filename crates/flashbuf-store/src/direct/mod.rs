@@ -81,15 +81,6 @@ impl DirectStoreConfig {
 /// Kind name written in the superblock.
 pub const KIND: &str = "direct";
 
-/// The superblock's configuration fingerprint of each data mode (0 for bytes, as every
-/// direct store formatted before the mode existed).
-fn fingerprint(data: DataMode) -> u64 {
-    match data {
-        DataMode::Bytes => 0,
-        DataMode::Metadata => u64::from_le_bytes(*b"no-bytes"),
-    }
-}
-
 /// Bytes of one copy of the direct store's state record (the extent and the written-page
 /// map).
 const STATE_COPY_BYTES: u64 = crate::state::SMALL_COPY_BYTES;
@@ -163,7 +154,7 @@ impl<D: Device> DirectStore<D> {
             kind: KIND.to_string(),
             page_size: cfg.page_size as u32,
             data_offset,
-            config_fingerprint: fingerprint(cfg.data),
+            config_fingerprint: page_requests::fingerprint_tag(cfg.data),
             salt: 0,
             state_copy_bytes: STATE_COPY_BYTES as u32,
             extra: Vec::new(),
@@ -185,13 +176,14 @@ impl<D: Device> DirectStore<D> {
     pub fn open(dev: D, cfg: DirectStoreConfig) -> Result<Self, StoreError> {
         Self::check_config(&cfg)?;
         let sb = Superblock::read(&dev)?;
-        if sb.kind == KIND && sb.config_fingerprint != fingerprint(cfg.data) {
-            return Err(StoreError::Format(format!(
-                "the store was not formatted for --data {}: a store keeps its pages' bytes or only their metadata for life",
-                cfg.data
-            )));
+        if sb.kind == KIND {
+            page_requests::check_mode(sb.config_fingerprint, 0, cfg.data)?;
         }
-        sb.expect(KIND, cfg.page_size, fingerprint(cfg.data))?;
+        sb.expect(
+            KIND,
+            cfg.page_size,
+            page_requests::fingerprint_tag(cfg.data),
+        )?;
         StateArea::check_copy_size(&sb, STATE_COPY_BYTES, "direct")?;
         let reserved = Superblock::reserved_bytes(cfg.page_size);
         if sb.data_offset < reserved {

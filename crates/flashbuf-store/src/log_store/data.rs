@@ -16,12 +16,12 @@
 use super::config::LogStoreConfig;
 use super::layout::{BlockAddr, Layout};
 use super::stamp;
-use crate::StoreError;
+use crate::{page_requests, StoreError};
 use flashbuf_core::page::{PageCheckError, PAGE_MAGIC};
 #[cfg(doc)]
 use flashbuf_core::METADATA_PAGE_BYTES;
 use flashbuf_core::{DataMode, PageId};
-use flashbuf_device::{Device, DeviceError, HeadWrite, WriteOp};
+use flashbuf_device::{Device, DeviceError};
 
 /// Byte range of the layout's superblock extra bytes that holds the data mode.
 const MODE_AT: std::ops::Range<usize> = 20..24;
@@ -40,7 +40,7 @@ fn mode_code(data: DataMode) -> u32 {
 pub(crate) fn fingerprint(layout: &Layout, data: DataMode) -> u64 {
     match data {
         DataMode::Bytes => layout.fingerprint(),
-        DataMode::Metadata => layout.fingerprint() ^ u64::from_le_bytes(*b"no-bytes"),
+        DataMode::Metadata => layout.fingerprint() ^ page_requests::fingerprint_tag(data),
     }
 }
 
@@ -80,33 +80,15 @@ pub(crate) fn write_blocks<D: Device + ?Sized>(
 ) -> Result<(), DeviceError> {
     let (ps, bb) = (cfg.page_size, cfg.block_bytes());
     let image = |i: usize| &buf[i * bb..(i + 1) * bb];
-    match (cfg.data, offsets) {
-        (DataMode::Bytes, &[offset]) => dev.write_at(offset, image(0)),
-        (DataMode::Bytes, _) => {
-            let ops: Vec<WriteOp<'_>> = offsets
-                .iter()
-                .enumerate()
-                .map(|(i, &offset)| WriteOp {
-                    offset,
-                    data: image(i),
-                })
-                .collect();
-            dev.write_batch(&ops)
-        }
-        (DataMode::Metadata, &[offset]) => dev.write_head(offset, ps, image(0)),
-        (DataMode::Metadata, _) => {
-            let ops: Vec<HeadWrite<'_>> = offsets
-                .iter()
-                .enumerate()
-                .map(|(i, &offset)| HeadWrite {
-                    offset,
-                    len: ps,
-                    head: image(i),
-                })
-                .collect();
-            dev.write_heads(&ops)
-        }
+    if let &[offset] = offsets {
+        return page_requests::write_page(dev, cfg.data, ps, offset, image(0));
     }
+    let pages: Vec<(u64, &[u8])> = offsets
+        .iter()
+        .enumerate()
+        .map(|(i, &offset)| (offset, image(i)))
+        .collect();
+    page_requests::write_pages(dev, cfg.data, ps, &pages)
 }
 
 /// Reads the block at byte `offset` into `buf` (`cfg.block_bytes()` long) as one request
@@ -117,10 +99,7 @@ pub(crate) fn read_block<D: Device + ?Sized>(
     offset: u64,
     buf: &mut [u8],
 ) -> Result<(), DeviceError> {
-    match cfg.data {
-        DataMode::Bytes => dev.read_at(offset, buf),
-        DataMode::Metadata => dev.read_head(offset, cfg.page_size, buf),
-    }
+    page_requests::read_page(dev, cfg.data, cfg.page_size, offset, buf)
 }
 
 /// Block `i`'s image in a run of blocks of `page_size` bytes read with one byte request:

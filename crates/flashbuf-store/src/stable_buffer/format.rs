@@ -3,21 +3,12 @@
 
 use super::layout::Layout;
 use super::{promise, StableBufferConfig, StableBufferStore, KIND};
+use crate::page_requests::{check_mode, fingerprint_tag};
 use crate::salt::fresh_salt;
 use crate::state::StateArea;
 use crate::written_map::WrittenMap;
 use crate::{StoreError, Superblock};
-use flashbuf_core::DataMode;
 use flashbuf_device::Device;
-
-/// What the data mode adds to the superblock's configuration fingerprint (nothing for
-/// whole pages, as every store formatted before the mode existed).
-fn data_tag(data: DataMode) -> u64 {
-    match data {
-        DataMode::Bytes => 0,
-        DataMode::Metadata => u64::from_le_bytes(*b"no-bytes"),
-    }
-}
 
 impl<D: Device + 'static> StableBufferStore<D> {
     fn check_alignment(dev: &D, cfg: &StableBufferConfig) -> Result<(), StoreError> {
@@ -50,7 +41,8 @@ impl<D: Device + 'static> StableBufferStore<D> {
             kind: KIND.to_string(),
             page_size: cfg.page_size as u32,
             data_offset: layout.data_offset,
-            config_fingerprint: Layout::fingerprint(cfg.page_size, slots) ^ data_tag(cfg.data),
+            config_fingerprint: Layout::fingerprint(cfg.page_size, slots)
+                ^ fingerprint_tag(cfg.data),
             salt,
             state_copy_bytes: copy_bytes as u32,
             extra: layout.encode_extra(),
@@ -91,17 +83,8 @@ impl<D: Device + 'static> StableBufferStore<D> {
             )));
         }
         let fingerprint = Layout::fingerprint(cfg.page_size, layout.slots);
-        let other = match cfg.data {
-            DataMode::Bytes => DataMode::Metadata,
-            DataMode::Metadata => DataMode::Bytes,
-        };
-        if sb.config_fingerprint == fingerprint ^ data_tag(other) {
-            return Err(StoreError::Format(format!(
-                "the store was not formatted for --data {}: a store keeps its pages' bytes or only their metadata for life",
-                cfg.data
-            )));
-        }
-        sb.expect(KIND, cfg.page_size, fingerprint ^ data_tag(cfg.data))?;
+        check_mode(sb.config_fingerprint, fingerprint, cfg.data)?;
+        sb.expect(KIND, cfg.page_size, fingerprint ^ fingerprint_tag(cfg.data))?;
         let copy_bytes = Layout::state_copy_bytes(layout.slots);
         if u64::from(sb.state_copy_bytes) == Layout::state_copy_bytes_before_map(layout.slots) {
             return Err(StoreError::Format(

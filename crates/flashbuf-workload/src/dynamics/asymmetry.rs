@@ -148,6 +148,18 @@ impl<D: Device> AsymmetryDevice<D> {
         }
     }
 
+    /// Runs request `f` on the inner device, stretching its latency by `scale`.
+    fn stretched(
+        &self,
+        scale: f64,
+        f: impl FnOnce() -> Result<(), DeviceError>,
+    ) -> Result<(), DeviceError> {
+        let t0 = self.clock_us();
+        f()?;
+        self.stretch(t0, scale);
+        Ok(())
+    }
+
     /// Read latencies are stretched by `1/f` when `f < 1`.
     fn read_scale(&self) -> f64 {
         read_scale(self.factor())
@@ -161,40 +173,26 @@ impl<D: Device> AsymmetryDevice<D> {
 
 impl<D: Device> Device for AsymmetryDevice<D> {
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
-        let (t0, s) = (self.clock_us(), self.read_scale());
-        self.inner.read_at(offset, buf)?;
-        self.stretch(t0, s);
-        Ok(())
+        self.stretched(self.read_scale(), || self.inner.read_at(offset, buf))
     }
     fn write_at(&self, offset: u64, buf: &[u8]) -> Result<(), DeviceError> {
-        let (t0, s) = (self.clock_us(), self.write_scale());
-        self.inner.write_at(offset, buf)?;
-        self.stretch(t0, s);
-        Ok(())
+        self.stretched(self.write_scale(), || self.inner.write_at(offset, buf))
     }
     fn write_batch(&self, ops: &[WriteOp<'_>]) -> Result<(), DeviceError> {
-        let (t0, s) = (self.clock_us(), self.write_scale());
-        self.inner.write_batch(ops)?;
-        self.stretch(t0, s);
-        Ok(())
+        self.stretched(self.write_scale(), || self.inner.write_batch(ops))
     }
     fn read_head(&self, offset: u64, len: usize, head: &mut [u8]) -> Result<(), DeviceError> {
-        let (t0, s) = (self.clock_us(), self.read_scale());
-        self.inner.read_head(offset, len, head)?;
-        self.stretch(t0, s);
-        Ok(())
+        self.stretched(self.read_scale(), || {
+            self.inner.read_head(offset, len, head)
+        })
     }
     fn write_head(&self, offset: u64, len: usize, head: &[u8]) -> Result<(), DeviceError> {
-        let (t0, s) = (self.clock_us(), self.write_scale());
-        self.inner.write_head(offset, len, head)?;
-        self.stretch(t0, s);
-        Ok(())
+        self.stretched(self.write_scale(), || {
+            self.inner.write_head(offset, len, head)
+        })
     }
     fn write_heads(&self, ops: &[HeadWrite<'_>]) -> Result<(), DeviceError> {
-        let (t0, s) = (self.clock_us(), self.write_scale());
-        self.inner.write_heads(ops)?;
-        self.stretch(t0, s);
-        Ok(())
+        self.stretched(self.write_scale(), || self.inner.write_heads(ops))
     }
     flashbuf_device::forward_device!(inner => sync, len, set_len, max_len, alignment);
     fn stats(&self) -> DeviceStats {
