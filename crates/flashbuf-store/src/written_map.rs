@@ -55,6 +55,33 @@ struct Inner {
     changed: bool,
     /// The durable cut (`u64::MAX`: none): pages at or beyond it are not described.
     cut: u64,
+    /// A bit per page below [`BITS_MAX_PAGES`]: set exactly when `ranges` holds the page,
+    /// so that a page written again (nearly every write of a replay) and a read of a page
+    /// never written cost a bit test instead of a search of the ranges (8 % of a no-bytes
+    /// LRU replay, measured with `perf`). Pages from the limit on are looked up in `ranges`.
+    known: Vec<u64>,
+}
+
+/// Pages the `known` bitmap covers at most (16 MiB of bits; 1 TiB of 8 KB pages).
+const BITS_MAX_PAGES: u64 = 1 << 27;
+
+impl Inner {
+    fn is_known(&self, p: u64) -> bool {
+        self.known
+            .get((p / 64) as usize)
+            .is_some_and(|w| w & (1 << (p % 64)) != 0)
+    }
+
+    fn set_known(&mut self, p: u64) {
+        if p >= BITS_MAX_PAGES {
+            return;
+        }
+        let i = (p / 64) as usize;
+        if i >= self.known.len() {
+            self.known.resize((i + 1).next_power_of_two(), 0);
+        }
+        self.known[i] |= 1 << (p % 64);
+    }
 }
 
 /// The written-page set of an open store.
@@ -72,12 +99,22 @@ pub(crate) struct Snapshot {
 
 impl WrittenMap {
     fn with(ranges: BTreeMap<u64, u64>, cut: u64) -> Self {
+        let mut inner = Inner {
+            ranges,
+            changed: false,
+            cut,
+            known: Vec::new(),
+        };
+        let below: Vec<(u64, u64)> = inner
+            .ranges
+            .range(..BITS_MAX_PAGES)
+            .map(|(&s, &e)| (s, e.min(BITS_MAX_PAGES)))
+            .collect();
+        for (s, e) in below {
+            (s..e).for_each(|p| inner.set_known(p));
+        }
         Self {
-            inner: Mutex::new(Inner {
-                ranges,
-                changed: false,
-                cut,
-            }),
+            inner: Mutex::new(inner),
         }
     }
 
@@ -101,6 +138,10 @@ impl WrittenMap {
             return;
         }
         let mut g = self.inner.lock();
+        if g.is_known(p) {
+            return;
+        }
+        g.set_known(p);
         let before = g.ranges.range(..=p).next_back().map(|(&s, &e)| (s, e));
         if let Some((_, e)) = before {
             if p < e {
@@ -134,7 +175,12 @@ impl WrittenMap {
     pub(crate) fn contains(&self, pid: PageId) -> bool {
         let p = pid.0;
         let g = self.inner.lock();
-        p < g.cut && matches!(g.ranges.range(..=p).next_back(), Some((_, &e)) if p < e)
+        let held = if p < BITS_MAX_PAGES {
+            g.is_known(p)
+        } else {
+            matches!(g.ranges.range(..=p).next_back(), Some((_, &e)) if p < e)
+        };
+        p < g.cut && held
     }
 
     /// The set's encoding within `budget_bytes` if it changed since the last snapshot
@@ -361,6 +407,33 @@ mod tests {
             assert!(!d.contains(PageId(p)), "{p}");
         }
         assert_eq!(m.snapshot(4032).map(|s| s.cut), None, "unchanged");
+    }
+
+    /// The bitmap covers pages below `BITS_MAX_PAGES` and the ranges the rest: membership
+    /// is exact on both sides of the limit, before and after a round trip (which fills
+    /// the bitmap from the decoded ranges).
+    #[test]
+    fn membership_is_exact_across_the_bitmap_limit() {
+        let m = WrittenMap::new();
+        let l = BITS_MAX_PAGES;
+        for p in [l - 2, l - 1, l, l + 1, 3] {
+            m.insert(PageId(p));
+        }
+        // Written twice: no change to record the second time.
+        let _ = m.snapshot(4032);
+        m.insert(PageId(l - 1));
+        m.insert(PageId(l + 1));
+        assert_eq!(m.snapshot(4032).map(|s| s.cut), None, "nothing new");
+        let d = roundtrip(&m, 4032);
+        for w in [&m, &d] {
+            for p in [3, l - 2, l - 1, l, l + 1] {
+                assert!(w.contains(PageId(p)), "{p}");
+            }
+            for p in [2, 4, l - 3, l + 2] {
+                assert!(!w.contains(PageId(p)), "{p}");
+            }
+        }
+        assert_eq!(d.shape(), (2, None));
     }
 
     #[test]
