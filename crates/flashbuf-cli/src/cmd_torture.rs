@@ -65,6 +65,12 @@ pub struct TortureArgs {
     /// `--sim`: go straight to the store, through a pool, or both (alternating).
     #[arg(long, default_value = "both")]
     pub via: String,
+    /// `--sim`: what pages carry, `bytes` or `none` (each page's 64-byte metadata page,
+    /// the whole page's requests on the device, as in `replay --data none`). With `none`
+    /// and no `--store`, every store that takes the mode; a named store that does not is
+    /// refused with its reason.
+    #[arg(long, default_value = "bytes", value_name = "bytes|none")]
+    pub data: flashbuf_core::DataMode,
     /// Print one JSON document on stdout.
     #[arg(long)]
     pub json: bool,
@@ -158,7 +164,7 @@ fn sim_table(runs: &[StoreTorture], cfg: &SimTortureConfig) -> String {
 
 fn run_sim(a: &TortureArgs) -> Result<ExitCode, LabError> {
     let cfg = SimTortureConfig {
-        stores: SimTortureConfig::stores_named(a.store.as_deref())?,
+        stores: SimTortureConfig::stores_in(a.store.as_deref(), a.data)?,
         crash_points: a.crash_points,
         seed: a.seed,
         via: a.via.parse::<Via>()?,
@@ -307,6 +313,10 @@ fn run_files(a: &TortureArgs) -> Result<ExitCode, LabError> {
 pub fn run(a: TortureArgs) -> Result<ExitCode, LabError> {
     if a.sim {
         run_sim(&a)
+    } else if a.data != flashbuf_core::DataMode::Bytes {
+        Err(LabError::Usage(
+            "--data none: only with --sim (a files-mode torture checks every page's bytes)".into(),
+        ))
     } else {
         run_files(&a)
     }

@@ -95,3 +95,31 @@ fn bad_values_and_stores_that_need_bytes_are_refused() {
     assert!(e.contains("--data none is not supported"), "{e}");
     assert!(!e.contains("panicked"), "{e}");
 }
+
+/// `torture --sim --data none` runs the crash scenarios on metadata-only stores (each named
+/// with the mode) and finds no violation; the files mode refuses the flag.
+#[test]
+fn torture_sim_runs_metadata_only_stores() {
+    let v = json(&[
+        "torture",
+        "--sim",
+        "--data",
+        "none",
+        "--store",
+        "direct",
+        "--crash-points",
+        "200",
+        "--json",
+    ]);
+    assert_eq!(v["violations"], 0, "{v}");
+    let stores = v["stores"].as_array().unwrap();
+    assert_eq!(stores.len(), 1, "{v}");
+    assert_eq!(stores[0]["store"], "direct (--data none)");
+    assert!(stores[0]["crash_points"].as_u64().unwrap() >= 200, "{v}");
+    assert!(stores[0]["pool_scenarios"].as_u64().unwrap() > 0, "{v}");
+    let o = flashbuf(&["torture", "--data", "none", "--seconds", "1"]);
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("only with --sim"), "{e}");
+    assert!(!e.contains("panicked"), "{e}");
+}

@@ -21,7 +21,7 @@ mod setup;
 
 use crate::LabError;
 use flashbuf_core::rng::SplitMix64;
-use flashbuf_core::PageId;
+use flashbuf_core::{DataMode, PageId};
 use flashbuf_pool::policy::Lru;
 use flashbuf_pool::{BufferPool, PoolError};
 use flashbuf_store::{PageStore, ReadOutcome};
@@ -155,6 +155,20 @@ impl SimTortureConfig {
     /// options laid over a store's crash variants.
     pub fn stores_named(name: Option<&str>) -> Result<Vec<CrashStore>, LabError> {
         Ok(CrashStore::select(name)?)
+    }
+
+    /// [`SimTortureConfig::stores_named`] in data mode `data`: in metadata-only mode, with
+    /// no name, the stores that take the mode; a named store that does not is refused.
+    pub fn stores_in(name: Option<&str>, data: DataMode) -> Result<Vec<CrashStore>, LabError> {
+        let all = Self::stores_named(name)?;
+        let mut out = Vec::with_capacity(all.len());
+        for s in all {
+            if name.is_none() && !s.takes_metadata() && data == DataMode::Metadata {
+                continue;
+            }
+            out.push(s.with_data(data)?);
+        }
+        Ok(out)
     }
 }
 

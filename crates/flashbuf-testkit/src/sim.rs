@@ -11,6 +11,10 @@
 //!
 //! Everything is deterministic from the ops and [`SimConfig::seed`]; a failure names the
 //! op, the crash mode and the page, so a test reproduces it from the same inputs.
+//!
+//! A store configuration in metadata-only mode ([`CrashStore::with_data`], `--data none`)
+//! runs the same scenarios on its 64-byte metadata pages: payloads are the store's buffer
+//! less the header, and the device sees the whole page's requests as it does in a replay.
 
 use super::content::{fill, write_stamp, STAMP_BYTES};
 use super::model::{Model, PageValue, Verdict, Violation};
@@ -332,6 +336,13 @@ pub fn run(
     let store = factory
         .create(Box::new(dev.clone()), cfg.page_size)
         .map_err(|e| fail(&r, &front_name, 0, "create".into(), None, e.to_string()))?;
+    // The store's buffers: the page, or its metadata page in metadata-only mode.
+    let buf_bytes = store.page_size();
+    if buf_bytes < HEADER_BYTES + STAMP_BYTES + 8 {
+        let d = format!("store buffers of {buf_bytes} bytes are too small");
+        return Err(fail(&r, &front_name, 0, "create".into(), None, d));
+    }
+    r.payload_len = buf_bytes - HEADER_BYTES;
     let front = builder(store)
         .map_err(|e| fail(&r, &front_name, 0, "front".into(), None, e.to_string()))?;
     front_name = front.describe();
@@ -528,7 +539,7 @@ impl Runner<'_> {
 
     /// Reads every page and probe of a recovered store and judges it.
     fn verify(&mut self, store: &dyn PageStore) -> Result<Vec<(PageId, PageValue)>, Violation> {
-        let mut page = vec![0u8; self.cfg.page_size];
+        let mut page = vec![0u8; HEADER_BYTES + self.payload_len];
         let mut seen = Vec::with_capacity(self.cfg.pages as usize);
         let pids = (0..u64::from(self.cfg.pages))
             .map(PageId)

@@ -2,8 +2,11 @@
 //! ([`flashbuf_store::registry::STORES`]) and its crash variants.
 
 use flashbuf_core::config::{ConfigError, Spec};
+use flashbuf_core::DataMode;
 use flashbuf_device::Device;
-use flashbuf_store::registry::{self, CrashVariant, StoreContext, StoreEntry, StoreFactory};
+use flashbuf_store::registry::{
+    self, CrashVariant, MetadataOnly, StoreContext, StoreEntry, StoreFactory,
+};
 use flashbuf_store::{PageStore, StoreError, STORES};
 use std::fmt;
 use std::sync::Arc;
@@ -22,6 +25,11 @@ pub struct CrashStore {
     /// [`StoreEntry::masks_torn_writes`]): the suites then assert that no page ever comes
     /// back corrupt, else that torn unsynced writes are seen (and reported as corrupt).
     pub masks_torn_writes: bool,
+    /// Whole pages (the default) or metadata only (`--data none`; [`CrashStore::with_data`]):
+    /// the mode every store this configuration creates or opens runs in.
+    pub data: DataMode,
+    /// Why the store's entry refuses metadata-only pages (`None`: it takes them).
+    refuses_metadata: Option<&'static str>,
     factory: Arc<dyn StoreFactory>,
 }
 
@@ -31,6 +39,7 @@ impl fmt::Debug for CrashStore {
             .field("name", &self.name)
             .field("spec", &self.spec)
             .field("masks_torn_writes", &self.masks_torn_writes)
+            .field("data", &self.data)
             .finish()
     }
 }
@@ -87,8 +96,38 @@ impl CrashStore {
             name: canonical.clone(),
             spec: canonical,
             masks_torn_writes: p.entry.masks_torn_writes,
+            data: DataMode::Bytes,
+            refuses_metadata: match p.entry.metadata_only {
+                MetadataOnly::Supported => None,
+                MetadataOnly::Unsupported(why) => Some(why),
+            },
             factory: Arc::from(p.factory),
         })
+    }
+
+    /// Whether the store takes metadata-only pages (its table entry says so).
+    pub fn takes_metadata(&self) -> bool {
+        self.refuses_metadata.is_none()
+    }
+
+    /// The same configuration in data mode `data`; its name gains ` (--data none)` for
+    /// metadata only. Refuses a store whose entry does not take the mode, with its reason.
+    pub fn with_data(&self, data: DataMode) -> Result<CrashStore, ConfigError> {
+        if let (DataMode::Metadata, Some(why)) = (data, self.refuses_metadata) {
+            return Err(ConfigError::invalid(
+                &self.spec,
+                format!("--data none is not supported: {why}"),
+            ));
+        }
+        let mut s = self.clone();
+        if data != self.data {
+            s.name = match data {
+                DataMode::Metadata => format!("{} (--data none)", self.name),
+                DataMode::Bytes => self.name.trim_end_matches(" (--data none)").to_string(),
+            };
+        }
+        s.data = data;
+        Ok(s)
     }
 
     /// The stores a simulated torture runs: every crash variant (`None`); a store's crash
@@ -153,17 +192,27 @@ impl CrashStore {
             name: name.to_string(),
             spec: name.to_string(),
             masks_torn_writes,
+            data: DataMode::Bytes,
+            refuses_metadata: None,
             factory,
         }
     }
 
-    /// Formats `dev` as a fresh store of `page_size`.
+    fn context(&self, page_size: usize) -> StoreContext<'static> {
+        StoreContext {
+            data: self.data,
+            ..StoreContext::new(page_size)
+        }
+    }
+
+    /// Formats `dev` as a fresh store of `page_size` (logical page size; in metadata-only
+    /// mode the store's buffers are [`flashbuf_core::METADATA_PAGE_BYTES`] long).
     pub fn create(
         &self,
         dev: Box<dyn Device>,
         page_size: usize,
     ) -> Result<Box<dyn PageStore>, StoreError> {
-        self.factory.create(dev, &StoreContext::new(page_size))
+        self.factory.create(dev, &self.context(page_size))
     }
 
     /// Opens and recovers the store of `page_size` on `dev`.
@@ -172,7 +221,7 @@ impl CrashStore {
         dev: Box<dyn Device>,
         page_size: usize,
     ) -> Result<Box<dyn PageStore>, StoreError> {
-        self.factory.open(dev, &StoreContext::new(page_size))
+        self.factory.open(dev, &self.context(page_size))
     }
 }
 
