@@ -9,7 +9,9 @@
 //! `FLASHBUF_CRASH_CASES=N` raises the number of scenarios per store (soak); the lab's
 //! `flashbuf torture --sim` runs the same harness for longer.
 
-use flashbuf_testkit::sim::{run, store_front, CrashChoice, Edit, Op, SimConfig, SimReport};
+use flashbuf_testkit::sim::{
+    run, store_front, torn_overwrite_ops, CrashChoice, Edit, Op, SimConfig, SimReport,
+};
 use flashbuf_testkit::CrashStore;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestRunner};
@@ -144,25 +146,7 @@ fn a_torn_overwrite_of_a_synced_page_is_old_new_or_corrupt() {
             let mut total = SimReport::default();
             for tear in 1u8..5 {
                 for seed in 0..16u64 {
-                    let w = |page, seed| Op::Write {
-                        page,
-                        edit: Edit { whole: true, seed },
-                    };
-                    let ops = vec![
-                        w(0, 1),
-                        w(1, 2),
-                        Op::Sync,
-                        w(0, 3),
-                        w(1, 4),
-                        Op::Crash(CrashChoice {
-                            kind: 3,
-                            at: 0,
-                            seed,
-                            tear,
-                        }),
-                        Op::Read { page: 0 },
-                        Op::Read { page: 1 },
-                    ];
+                    let ops = torn_overwrite_ops(seed, tear);
                     let cfg = SimConfig {
                         page_size,
                         pages: 2,

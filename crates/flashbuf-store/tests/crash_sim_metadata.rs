@@ -13,8 +13,8 @@
 
 use flashbuf_core::rng::SplitMix64;
 use flashbuf_core::DataMode;
-use flashbuf_testkit::sim::SimReport;
-use flashbuf_testkit::sim::{random_ops, run, store_front, CrashChoice, Edit, Op, SimConfig};
+use flashbuf_testkit::sim::{random_ops, run, store_front, torn_overwrite_ops};
+use flashbuf_testkit::sim::{SimConfig, SimReport};
 use flashbuf_testkit::CrashStore;
 
 /// Crash points each store must reach.
@@ -87,25 +87,7 @@ fn a_torn_overwrite_of_a_synced_metadata_page_is_old_new_or_corrupt() {
         let mut total = SimReport::default();
         for tear in 1u8..5 {
             for seed in 0..16u64 {
-                let w = |page, seed| Op::Write {
-                    page,
-                    edit: Edit { whole: true, seed },
-                };
-                let ops = vec![
-                    w(0, 1),
-                    w(1, 2),
-                    Op::Sync,
-                    w(0, 3),
-                    w(1, 4),
-                    Op::Crash(CrashChoice {
-                        kind: 3,
-                        at: 0,
-                        seed,
-                        tear,
-                    }),
-                    Op::Read { page: 0 },
-                    Op::Read { page: 1 },
-                ];
+                let ops = torn_overwrite_ops(seed, tear);
                 let cfg = SimConfig {
                     page_size: 8192,
                     pages: 2,

@@ -568,6 +568,31 @@ impl Runner<'_> {
     }
 }
 
+/// Two pages written and synced, both rewritten, then a crash that keeps a seeded subset
+/// of the pending writes torn with `tear` (1–4: 512 B / 4 KB, old bytes / garbage), then
+/// both read: the torn-overwrite scenario of the crash suites.
+pub fn torn_overwrite_ops(seed: u64, tear: u8) -> Vec<Op> {
+    let w = |page, seed| Op::Write {
+        page,
+        edit: Edit { whole: true, seed },
+    };
+    vec![
+        w(0, 1),
+        w(1, 2),
+        Op::Sync,
+        w(0, 3),
+        w(1, 4),
+        Op::Crash(CrashChoice {
+            kind: 3,
+            at: 0,
+            seed,
+            tear,
+        }),
+        Op::Read { page: 0 },
+        Op::Read { page: 1 },
+    ]
+}
+
 /// A random op sequence of `n` ops over `pages` pages (for soak runs; tests draw theirs
 /// with proptest so that failures shrink).
 pub fn random_ops(rng: &mut SplitMix64, pages: u32, n: usize) -> Vec<Op> {
