@@ -33,6 +33,13 @@
 //! | 40..44 | `durable_upto`: slots below it were made durable by a sync before this page was written |
 //! | 44..48 | bytes used (header and records); the rest is zero |
 //! | 48.. | records (`log.rs`) |
+//!
+//! Metadata only (`--data none`): a log page is written as a metadata-only request of the
+//! whole page that keeps its first `used` bytes — the header and the records as stored,
+//! without their content beyond the page head ([`Log::encoded_bytes`]) — and the checksum
+//! covers bytes `4..used`. Records are *placed* (their offsets in the mapping table, the
+//! packing) by their logical lengths, exactly as with bytes; a record is found by walking
+//! the stored ones and adding up those lengths.
 
 use super::layout::ICL_FORMAT;
 use super::log::{decode_record, encode_tombstone, u16_at, u32_at, u64_at, Ident, Log, Record};
@@ -41,8 +48,8 @@ use super::wob::WobEntry;
 use super::{IclStore, State};
 use crate::StoreError;
 use flashbuf_core::page::crc32c;
-use flashbuf_core::{AlignedBuf, PageId};
-use flashbuf_device::{Device, WriteOp};
+use flashbuf_core::{AlignedBuf, DataMode, PageId};
+use flashbuf_device::{Device, HeadWrite, WriteOp};
 use std::collections::HashMap;
 
 /// Bytes of a log page's header.
@@ -104,27 +111,73 @@ impl LogPageHeader {
         let used = h.used as usize;
         (LOG_HEADER_BYTES..=page.len()).contains(&used).then_some(h)
     }
+
+    /// [`LogPageHeader::open`] of a log page read whole (`page_size` bytes) in the store's
+    /// mode: with `kept < page_size` (metadata only) the checksum covers the bytes used.
+    pub fn open_image(page: &[u8], salt: u64, kept: usize) -> Option<Self> {
+        if kept >= page.len() {
+            return Self::open(page, salt);
+        }
+        let used = (page.len() >= LOG_HEADER_BYTES).then(|| u32_at(page, 44) as usize)?;
+        (LOG_HEADER_BYTES..=page.len())
+            .contains(&used)
+            .then(|| Self::open(&page[..used], salt))
+            .flatten()
+    }
 }
 
-/// Every record of a valid log page with its byte offset; a malformed record is an error.
-pub fn parse_records(page: &[u8], h: &LogPageHeader) -> Result<Vec<(u32, Record)>, String> {
+/// Every record of a valid log page with its byte offset in the logical log page (pages of
+/// `page_size` held as `kept`-byte images: the stored offset with bytes); a malformed
+/// record is an error.
+pub fn parse_records(
+    page: &[u8],
+    h: &LogPageHeader,
+    page_size: usize,
+    kept: usize,
+) -> Result<Vec<(u32, Record)>, String> {
     let used = h.used as usize;
-    let mut at = LOG_HEADER_BYTES;
+    let (mut at, mut logical) = (LOG_HEADER_BYTES, LOG_HEADER_BYTES);
     let mut out = Vec::with_capacity(h.records as usize);
     for i in 0..h.records {
-        let (r, n) = decode_record(&page[at..used], page.len())
+        let (r, n) = decode_record(&page[at..used], page_size, kept)
             .map_err(|m| format!("record {i} at byte {at}: {m}"))?;
-        out.push((at as u32, r));
+        let len = r.log.record_bytes();
+        out.push((logical as u32, r));
         at += n;
+        logical += len;
     }
-    if at != used {
-        return Err(format!("records end at byte {at}, the header says {used}"));
+    if at != used || logical > page_size {
+        return Err(format!(
+            "records end at byte {at} (logical {logical}), the header says {used}"
+        ));
     }
     Ok(out)
 }
 
-/// The record `at` names in `page`, checked to be `pid`'s and of `at`'s length.
-pub fn record_at(page: &[u8], at: &LogRef, pid: PageId) -> Result<Record, String> {
+/// The record `at` names in `page` (header `h`), checked to be `pid`'s and of `at`'s
+/// length; pages of `page_size` held as `kept`-byte images (module docs).
+pub fn record_at(
+    page: &[u8],
+    h: &LogPageHeader,
+    at: &LogRef,
+    pid: PageId,
+    (page_size, kept): (usize, usize),
+) -> Result<Record, String> {
+    if kept < page_size {
+        let found = parse_records(page, h, page_size, kept)?
+            .into_iter()
+            .find(|(o, _)| *o == u32::from(at.offset));
+        return match found {
+            Some((_, r)) if r.pid == pid && r.log.record_bytes() == usize::from(at.len) => Ok(r),
+            Some((_, r)) => Err(format!(
+                "holds a record of {} ({} bytes) where one of {pid} ({} bytes) was written",
+                r.pid,
+                r.log.record_bytes(),
+                at.len
+            )),
+            None => Err(format!("holds no record at byte {}", at.offset)),
+        };
+    }
     let start = usize::from(at.offset);
     let end = start + usize::from(at.len);
     if end > page.len() || start < LOG_HEADER_BYTES {
@@ -132,7 +185,7 @@ pub fn record_at(page: &[u8], at: &LogRef, pid: PageId) -> Result<Record, String
             "record at bytes {start}..{end} lies outside the page"
         ));
     }
-    let (r, n) = decode_record(&page[start..end], page.len())?;
+    let (r, n) = decode_record(&page[start..end], page_size, kept)?;
     if r.pid != pid || n != usize::from(at.len) {
         return Err(format!(
             "holds a record of {} ({n} bytes) where one of {pid} ({} bytes) was written",
@@ -207,10 +260,11 @@ impl<D: Device> IclStore<D> {
     ) -> Result<AlignedBuf, StoreError> {
         let ps = self.cfg.page_size;
         let mut buf = AlignedBuf::zeroed(ps, 4096);
-        self.poison.guard(
-            self.dev
-                .read_at(self.layout.log_slot_offset(slot), &mut buf),
-        )?;
+        let off = self.layout.log_slot_offset(slot);
+        self.poison.guard(match self.cfg.data {
+            DataMode::Bytes => self.dev.read_at(off, &mut buf),
+            DataMode::Metadata => self.dev.read_head(off, ps, &mut buf),
+        })?;
         let s = &mut st.stats;
         match kind {
             LogRead::Read => s.log_reads += 1,
@@ -250,7 +304,7 @@ impl<D: Device> IclStore<D> {
             slot: at.slot,
             detail,
         };
-        let h = LogPageHeader::open(page, self.salt)
+        let h = LogPageHeader::open_image(page, self.salt, self.cfg.image_bytes())
             .ok_or_else(|| damaged("fails its checksum (or is not a log page)".to_string()))?;
         if h.gen != st.gen || h.slot != at.slot {
             return Err(damaged(format!(
@@ -258,7 +312,8 @@ impl<D: Device> IclStore<D> {
                 h.slot, h.gen, at.slot, st.gen
             )));
         }
-        record_at(page, at, pid).map_err(damaged)
+        let sizes = (self.cfg.page_size, self.cfg.image_bytes());
+        record_at(page, &h, at, pid, sizes).map_err(damaged)
     }
 
     /// Flushes the WOB into log pages (copying each page's previous ICL log forward);
@@ -320,7 +375,7 @@ impl<D: Device> IclStore<D> {
                         Some(p) if log.is_empty() => (p.log, p.target),
                         Some(p) => {
                             st.stats.copy_forwards += 1;
-                            (Log::newer_over(&p.log, &log), target)
+                            (Log::newer_over(&p.log, &log, self.cfg.image_bytes()), target)
                         }
                         None => (log, target),
                     };
@@ -367,17 +422,21 @@ impl<D: Device> IclStore<D> {
     ) -> Result<(), StoreError> {
         let ps = self.cfg.page_size;
         let mut bufs = AlignedBuf::zeroed(ps * bins.len(), 4096);
+        let mut used = Vec::with_capacity(bins.len());
         let mut placed: Vec<(PageId, Entry)> = Vec::new();
         for (b, items) in bins.iter().enumerate() {
             let slot = st.head + b as u32;
             let mut body: Vec<u8> = Vec::with_capacity(ps);
+            // Records are placed by their logical lengths (the stored ones with bytes).
+            let mut logical = LOG_HEADER_BYTES;
             for &i in items {
                 let o = &out[i];
                 let at = LogRef {
                     slot,
-                    offset: (LOG_HEADER_BYTES + body.len()) as u16,
+                    offset: logical as u16,
                     len: o.bytes as u16,
                 };
+                logical += o.bytes;
                 match &o.log {
                     Some(log) => {
                         log.encode_record(o.pid, o.target, &mut body);
@@ -401,15 +460,36 @@ impl<D: Device> IclStore<D> {
                 durable_upto: st.synced_head,
                 used: (LOG_HEADER_BYTES + body.len()) as u32,
             };
-            h.seal(page, self.salt);
+            let n = h.used as usize;
+            match self.cfg.data {
+                DataMode::Bytes => h.seal(page, self.salt),
+                DataMode::Metadata => h.seal(&mut page[..n], self.salt),
+            }
+            used.push(n);
         }
-        let ops: Vec<WriteOp<'_>> = (0..bins.len())
-            .map(|b| WriteOp {
-                offset: self.layout.log_slot_offset(st.head + b as u32),
-                data: &bufs[b * ps..(b + 1) * ps],
-            })
-            .collect();
-        self.poison.guard(self.dev.write_batch(&ops))?;
+        let offset = |b: usize| self.layout.log_slot_offset(st.head + b as u32);
+        let written = match self.cfg.data {
+            DataMode::Bytes => {
+                let ops: Vec<WriteOp<'_>> = (0..bins.len())
+                    .map(|b| WriteOp {
+                        offset: offset(b),
+                        data: &bufs[b * ps..(b + 1) * ps],
+                    })
+                    .collect();
+                self.dev.write_batch(&ops)
+            }
+            DataMode::Metadata => {
+                let ops: Vec<HeadWrite<'_>> = (0..bins.len())
+                    .map(|b| HeadWrite {
+                        offset: offset(b),
+                        len: ps,
+                        head: &bufs[b * ps..b * ps + used[b]],
+                    })
+                    .collect();
+                self.dev.write_heads(&ops)
+            }
+        };
+        self.poison.guard(written)?;
         st.head += bins.len() as u32;
         st.next_seq += bins.len() as u64;
         st.stats.log_writes += bins.len() as u64;
@@ -453,7 +533,7 @@ mod tests {
         h.seal(&mut p, 9);
         assert_eq!(LogPageHeader::open(&p, 9), Some(h));
         assert_eq!(LogPageHeader::open(&p, 8), None);
-        assert_eq!(parse_records(&p, &h).unwrap(), vec![]);
+        assert_eq!(parse_records(&p, &h, 512, 512).unwrap(), vec![]);
         p[200] = 1;
         assert_eq!(LogPageHeader::open(&p, 9), None);
         assert_eq!(LogPageHeader::open(&[0u8; 512], 0), None);
