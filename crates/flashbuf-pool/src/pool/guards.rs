@@ -1,8 +1,15 @@
 //! Pin guards and the page writer: [`PageReadGuard`] (shared), [`PageWriteGuard`]
 //! (exclusive, records modified ranges), [`PageWriter`] (the same recording for the
 //! closure and `access_many` paths).
+//!
+//! Metadata only (`--data none`): a frame holds the head of its page
+//! ([`flashbuf_core::METADATA_PAGE_BYTES`]), but its dirty ranges are those of the logical
+//! page — a store that logs changed bytes (ICL) decides on them as with bytes. `touch`,
+//! `touch_all` and [`PageWriter::data_mut_held`] record ranges of the logical payload
+//! (beyond the head too); `data_mut_range` hands out bytes the frame holds.
 
 use super::BufferPool;
+use crate::frame::dirty_extent;
 use flashbuf_core::page::{self, HEADER_BYTES};
 use flashbuf_core::{DirtyRanges, FrameId, PageId};
 use flashbuf_store::PageStore;
@@ -97,6 +104,32 @@ impl<S: PageStore> PageWriteGuard<'_, S> {
     pub fn write(&mut self, offset: usize, src: &[u8]) {
         self.data_mut_range(offset, src.len()).copy_from_slice(src);
     }
+    /// Records payload bytes `offset..offset+len` as modified without handing them out;
+    /// with a metadata-only frame, a range of the logical page (module docs).
+    ///
+    /// # Panics
+    /// If the range is outside the (logical) payload.
+    pub fn touch(&mut self, offset: usize, len: usize) {
+        let fr = &self.pool.frames[self.frame.index()];
+        // SAFETY: the guard holds the latch exclusively.
+        touch(self.pool.page_size, unsafe { fr.dirty_mut() }, offset, len);
+    }
+    /// Records the whole (logical) payload as modified.
+    pub fn touch_all(&mut self) {
+        let n = dirty_extent(self.pool.page_size) - HEADER_BYTES;
+        self.touch(0, n);
+    }
+}
+
+/// Records payload bytes `offset..offset+len` of the page the dirty ranges describe (the
+/// logical page of a metadata-only frame, [`dirty_extent`]) as modified.
+fn touch(frame_bytes: usize, dirty: &mut DirtyRanges, offset: usize, len: usize) {
+    let data_len = dirty_extent(frame_bytes) - HEADER_BYTES;
+    assert!(
+        offset + len <= data_len,
+        "range {offset}+{len} beyond the payload of {data_len} bytes"
+    );
+    dirty.add(HEADER_BYTES + offset, len);
 }
 
 /// Records `offset..offset+len` of the payload as modified and returns it.
@@ -146,6 +179,31 @@ impl<'a> PageWriter<'a> {
     /// Copies `src` into the payload at `offset`.
     pub fn write(&mut self, offset: usize, src: &[u8]) {
         self.data_mut_range(offset, src.len()).copy_from_slice(src);
+    }
+    /// Records payload bytes `offset..offset+len` as modified without handing them out;
+    /// with a metadata-only frame, a range of the logical page (module docs).
+    ///
+    /// # Panics
+    /// If the range is outside the (logical) payload.
+    pub fn touch(&mut self, offset: usize, len: usize) {
+        touch(self.page.len(), self.dirty, offset, len);
+    }
+    /// Records the whole (logical) payload as modified.
+    pub fn touch_all(&mut self) {
+        let n = dirty_extent(self.page.len()) - HEADER_BYTES;
+        self.touch(0, n);
+    }
+    /// Records payload bytes `offset..offset+len` as modified (a range of the logical page
+    /// with a metadata-only frame) and returns the part of them the frame holds: all of
+    /// them with bytes, those in the head otherwise (possibly none).
+    ///
+    /// # Panics
+    /// If the range is outside the (logical) payload.
+    pub fn data_mut_held(&mut self, offset: usize, len: usize) -> &mut [u8] {
+        touch(self.page.len(), self.dirty, offset, len);
+        let held = self.page.len() - HEADER_BYTES;
+        let (start, end) = (offset.min(held), (offset + len).min(held));
+        &mut self.page[HEADER_BYTES + start..HEADER_BYTES + end]
     }
 }
 
