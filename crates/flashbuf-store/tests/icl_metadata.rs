@@ -27,7 +27,7 @@ const PS: usize = 4096;
 fn cfg(data: DataMode) -> IclConfig {
     IclConfig {
         data,
-        ..config(PS, 2, 12, 3)
+        ..config(PS, 2, 40, 3)
     }
 }
 
@@ -209,7 +209,7 @@ fn a_store_is_refused_in_the_other_mode() {
             matches!(&e, StoreError::Format(m) if m.contains(&format!("--data {asked}"))),
             "{e}"
         );
-        let parsed = registry::parse_text("icl:wob_pages=2,log_pages=12,dw_pages=3").unwrap();
+        let parsed = registry::parse_text("icl:wob_pages=2,log_pages=40,dw_pages=3").unwrap();
         let ctx = StoreContext {
             data: asked,
             ..StoreContext::new(PS)
