@@ -206,7 +206,12 @@ fn icl_decides_and_costs_the_same_with_the_trace_ranges_without_bytes() {
         let b = decisions(&c);
         assert_eq!(b["dirty_model"], "trace", "{policy}");
         let icl = &b["store_report"];
-        for k in ["log_writes", "data_writes_merge", "copy_forwards", "merges_bulk"] {
+        for k in [
+            "log_writes",
+            "data_writes_merge",
+            "copy_forwards",
+            "merges_bulk",
+        ] {
             assert!(icl[k].as_f64().unwrap() > 0.0, "{policy}: {k} in {icl}");
         }
         assert_same(&c);

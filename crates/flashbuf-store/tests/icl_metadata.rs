@@ -98,7 +98,9 @@ fn mixed_run(stores: &[(DataMode, &dyn PageStore)], model: &mut Model, seed: u64
                 }
             }
             6..=7 => {
-                let pids: Vec<PageId> = (0..1 + rng.below(5)).map(|k| PageId((pid.0 + k) % 48)).collect();
+                let pids: Vec<PageId> = (0..1 + rng.below(5))
+                    .map(|k| PageId((pid.0 + k) % 48))
+                    .collect();
                 let written: Vec<(PageId, Vec<u8>, DirtyRanges)> = pids
                     .iter()
                     .map(|&q| {
@@ -107,12 +109,18 @@ fn mixed_run(stores: &[(DataMode, &dyn PageStore)], model: &mut Model, seed: u64
                     })
                     .collect();
                 for &(data, s) in stores {
-                    let pages: Vec<Vec<u8>> =
-                        written.iter().map(|(q, p, _)| as_handed(data, p, *q)).collect();
+                    let pages: Vec<Vec<u8>> = written
+                        .iter()
+                        .map(|(q, p, _)| as_handed(data, p, *q))
+                        .collect();
                     let batch: Vec<PageWrite<'_>> = written
                         .iter()
                         .zip(&pages)
-                        .map(|((q, _, d), p)| PageWrite { pid: *q, page: p, dirty: *d })
+                        .map(|((q, _, d), p)| PageWrite {
+                            pid: *q,
+                            page: p,
+                            dirty: *d,
+                        })
                         .collect();
                     s.write_pages(&batch).unwrap();
                 }
@@ -146,8 +154,7 @@ fn heads_decide_and_cost_what_bytes_do_and_recover_alike() {
     let m = IclStore::create(dm, cfg(DataMode::Metadata)).unwrap();
     assert_eq!((b.page_size(), m.page_size()), (PS, METADATA_PAGE_BYTES));
     let mut model = Model::new(PS);
-    let stores: [(DataMode, &dyn PageStore); 2] =
-        [(DataMode::Bytes, &b), (DataMode::Metadata, &m)];
+    let stores: [(DataMode, &dyn PageStore); 2] = [(DataMode::Bytes, &b), (DataMode::Metadata, &m)];
     mixed_run(&stores, &mut model, 17, 3_000);
     for s in [&b, &m] {
         s.sync().unwrap();
@@ -183,8 +190,7 @@ fn heads_decide_and_cost_what_bytes_do_and_recover_alike() {
     verify(&b, DataMode::Bytes, &model);
     verify(&m, DataMode::Metadata, &model);
     // And they carry on alike after recovery.
-    let stores: [(DataMode, &dyn PageStore); 2] =
-        [(DataMode::Bytes, &b), (DataMode::Metadata, &m)];
+    let stores: [(DataMode, &dyn PageStore); 2] = [(DataMode::Bytes, &b), (DataMode::Metadata, &m)];
     mixed_run(&stores, &mut model, 18, 800);
     assert_eq!(counters(&b.icl_stats()), counters(&m.icl_stats()));
     assert_eq!(b.device_stats(), m.device_stats());
@@ -214,7 +220,10 @@ fn a_store_is_refused_in_the_other_mode() {
             data: asked,
             ..StoreContext::new(PS)
         };
-        let e = parsed.open(Box::new(dev.clone()), &ctx).err().expect("refused");
+        let e = parsed
+            .open(Box::new(dev.clone()), &ctx)
+            .err()
+            .expect("refused");
         assert!(e.to_string().contains("--data"), "{e}");
         let s = IclStore::open(dev, cfg(made)).expect("same mode opens");
         verify(&s, made, &model);
@@ -252,10 +261,23 @@ fn damage_run(data: DataMode) -> (String, String, String, DeviceStats) {
     flip(&dev, l.log_slot_offset(0) + 48 + 25);
     let mut buf = vec![0u8; s.page_size()];
     let home = s.read_page(PageId(3), &mut buf).expect_err("corrupt");
-    assert!(matches!(home, StoreError::Corrupt { pid: PageId(3), .. }), "{home}");
+    assert!(
+        matches!(home, StoreError::Corrupt { pid: PageId(3), .. }),
+        "{home}"
+    );
     assert!(buf.iter().all(|&x| x == 0), "corrupt bytes handed out");
     let log = s.read_page(PageId(4), &mut buf).expect_err("damaged log");
-    assert!(matches!(log, StoreError::DamagedLog { pid: PageId(4), slot: 0, .. }), "{log}");
+    assert!(
+        matches!(
+            log,
+            StoreError::DamagedLog {
+                pid: PageId(4),
+                slot: 0,
+                ..
+            }
+        ),
+        "{log}"
+    );
     let stats = s.device_stats();
     drop(s);
     let reopened = IclStore::open(dev, cfg(data)).expect_err("a promised log page is damaged");

@@ -103,7 +103,10 @@ pub fn span_bytes(spans: &[Span]) -> usize {
 /// holds: the whole page with bytes, the head in metadata mode).
 pub fn kept_bytes(spans: &[Span], kept: usize) -> usize {
     let k = kept.min(u32::MAX as usize) as u32;
-    spans.iter().map(|&(s, e)| e.min(k).saturating_sub(s) as usize).sum()
+    spans
+        .iter()
+        .map(|&(s, e)| e.min(k).saturating_sub(s) as usize)
+        .sum()
 }
 
 /// Bytes a record of these spans takes in a log page.

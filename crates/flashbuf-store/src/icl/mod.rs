@@ -67,6 +67,7 @@
 mod check;
 pub mod layout;
 pub mod log;
+pub mod log_page;
 pub mod log_space;
 pub mod mapping;
 mod merge;
