@@ -224,3 +224,73 @@ impl<S: PageStore> Drop for PageWriteGuard<'_, S> {
 unsafe impl<S: PageStore> Send for PageReadGuard<'_, S> {}
 // SAFETY: as above.
 unsafe impl<S: PageStore> Send for PageWriteGuard<'_, S> {}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use crate::policy::Lru;
+    use crate::BufferPool;
+    use flashbuf_core::{DataMode, PageId};
+    use flashbuf_device::MemDevice;
+    use flashbuf_store::icl::{IclConfig, IclStore};
+    use flashbuf_store::PageStore;
+
+    /// The same edits through a pool of 64-byte metadata frames and one of whole pages
+    /// give ICL the same dirty ranges of the logical page: the same logs, merges and
+    /// device requests.
+    #[test]
+    fn metadata_frames_track_the_logical_pages_dirty_ranges() {
+        let run = |data: DataMode| {
+            let cfg = IclConfig {
+                data,
+                wob_bytes: 8192,
+                log_pages: 16,
+                ..IclConfig::with_page_size(4096)
+            };
+            let store = IclStore::create(MemDevice::new(0), cfg).unwrap();
+            let pool = BufferPool::new(store, 4, Box::new(Lru::new(4))).unwrap();
+            for round in 0..40u64 {
+                for pid in 0..6u64 {
+                    pool.with_write(PageId(pid), |w| {
+                        // Bytes in the head (the stamp) and ranges far beyond it.
+                        w.write(0, &round.to_le_bytes());
+                        w.touch(200 + (pid as usize * 300) % 3000, 60);
+                        let held = w.data_mut_held(10 + round as usize % 900, 40);
+                        held.iter_mut().for_each(|b| *b ^= 1);
+                        if round % 17 == 5 {
+                            w.touch_all();
+                        }
+                    })
+                    .unwrap();
+                }
+                if round % 9 == 0 {
+                    pool.sync().unwrap();
+                }
+            }
+            pool.sync().unwrap();
+            let s = pool.store();
+            let mut c = s.icl_stats().counters();
+            c.retain(|(k, _)| !k.ends_with("_memory_bytes"));
+            (c, s.device_stats(), s.icl_stats())
+        };
+        let (cb, db, sb) = run(DataMode::Bytes);
+        let (cm, dm, _) = run(DataMode::Metadata);
+        assert_eq!(cb, cm);
+        assert_eq!(db, dm);
+        assert!(sb.log_writes > 0 && sb.data_writes_whole > 0, "{sb:?}");
+    }
+
+    #[test]
+    #[should_panic(expected = "beyond the payload")]
+    fn a_metadata_frame_refuses_ranges_beyond_the_largest_page() {
+        let cfg = IclConfig {
+            data: DataMode::Metadata,
+            ..IclConfig::with_page_size(4096)
+        };
+        let store = IclStore::create(MemDevice::new(0), cfg).unwrap();
+        let pool = BufferPool::new(store, 2, Box::new(Lru::new(2))).unwrap();
+        let mut w = pool.write(PageId(1)).unwrap();
+        assert_eq!(w.data().len(), 32);
+        w.touch(65_000, 600);
+    }
+}
