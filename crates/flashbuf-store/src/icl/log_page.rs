@@ -17,8 +17,9 @@
 //!
 //! Metadata only (`--data none`): a log page is written as a metadata-only request of the
 //! whole page that keeps its first `used` bytes — the header and the records as stored,
-//! without their content beyond the page head ([`Log::encoded_bytes`](super::log::Log::encoded_bytes)) — and the checksum
-//! covers bytes `4..used`. Records are *placed* (their offsets in the mapping table, the
+//! without their content beyond the page head
+//! ([`Log::encoded_bytes`](super::log::Log::encoded_bytes)) — and the checksum covers bytes
+//! `4..used`. Records are *placed* (their offsets in the mapping table, the
 //! packing) by their logical lengths, exactly as with bytes; a record is found by walking
 //! the stored ones and adding up those lengths.
 
