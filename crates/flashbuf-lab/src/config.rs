@@ -207,17 +207,6 @@ impl RunConfig {
                 ));
             }
         }
-        if self.data == DataMode::Metadata
-            && matches!(
-                self.dirty_bytes,
-                DirtyBytes::Trace | DirtyBytes::Empirical(_)
-            )
-        {
-            return Err(LabError::Usage(format!(
-                "--dirty-bytes {} with --data none: a metadata-only page has no bytes to change",
-                self.dirty_bytes
-            )));
-        }
         validate_policy(&self.policy)?;
         validate_store_data(&self.store, self.page_size, self.data)?;
         validate_devices([&self.device])

@@ -1,6 +1,7 @@
 //! Frame headers and the page arena.
 
-use flashbuf_core::{AlignedBuf, DirtyRanges, FrameId};
+use flashbuf_core::page::MAX_PAGE_SIZE;
+use flashbuf_core::{AlignedBuf, DirtyRanges, FrameId, METADATA_PAGE_BYTES};
 use parking_lot::lock_api::{GuardSend, RawRwLock as _, RawRwLockDowngrade as _};
 use parking_lot::RawRwLock;
 use std::cell::UnsafeCell;
@@ -10,6 +11,21 @@ use std::sync::atomic::{AtomicU16, AtomicU64};
 pub(crate) const VALID: u16 = 1;
 /// The page has modifications not yet written back.
 pub(crate) const DIRTY: u16 = 2;
+
+/// Bytes of the page the dirty ranges of a frame of `frame_bytes` describe: the frame's
+/// page itself, or — for a metadata-only frame (`--data none`, [`METADATA_PAGE_BYTES`]),
+/// which holds the head of a larger logical page — the logical page, of any size up to
+/// [`MAX_PAGE_SIZE`]. Such a frame records its ranges in the logical page's offsets, and a
+/// range that reaches [`MAX_PAGE_SIZE`] runs to the end of whatever page the store keeps
+/// (stores clip ranges to their page), so a whole-page mark needs no page size.
+#[inline]
+pub(crate) fn dirty_extent(frame_bytes: usize) -> usize {
+    if frame_bytes == METADATA_PAGE_BYTES {
+        MAX_PAGE_SIZE
+    } else {
+        frame_bytes
+    }
+}
 
 /// Per-frame metadata (40 bytes). Protection:
 /// - `page_id`, `pins` and `writers` change only under the pool lock (pins and writers are

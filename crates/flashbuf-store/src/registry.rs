@@ -200,11 +200,7 @@ pub const STORES: &[StoreEntry] = &[
             label: "icl",
             options: "wob_pages=1,log_pages=6,dw_pages=2,grow_pages=8",
         }],
-        metadata_only: MetadataOnly::Unsupported(
-            "its log records carry the changed bytes themselves, packed into log pages by \
-             length, and its decisions follow the dirty ranges of the logical page, which a \
-             pool of 64-byte metadata frames does not track",
-        ),
+        metadata_only: MetadataOnly::Supported,
     },
     StoreEntry {
         name: crate::log_store::KIND,

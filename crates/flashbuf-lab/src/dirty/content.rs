@@ -97,7 +97,11 @@ impl PageContent {
     pub fn fill(&self, pid: PageId, page: &mut [u8]) {
         page[HEADER_BYTES..].fill(0);
         for s in self.pages.get(pid.0 as usize).into_iter().flatten() {
-            let (a, b) = (s.start as usize, s.end as usize);
+            // A metadata-only page (`--data none`) is the head: the bytes that lie in it.
+            let (a, b) = (s.start as usize, (s.end as usize).min(page.len()));
+            if a >= b {
+                continue;
+            }
             for (dst, &p) in page[a..b].iter_mut().zip(&self.pattern[a..b]) {
                 *dst = p ^ s.tag;
             }

@@ -195,6 +195,7 @@ fn replay_on(
                 stats: DirtyStats::default(),
                 error: None,
                 map: AddressMap::default(),
+                page_size: cfg.page_size,
             };
             let mut r = run_pool(&mut rp, feed, store, p, hook, clock, &mut writes)?;
             r.dirty_exact_bytes_per_write = writes.stats.exact_mean();
@@ -396,12 +397,21 @@ fn run_passthrough(
     );
     let (p, ranges) = match source {
         None => {
-            let p = passthrough::replay_passthrough(&store, feed, o, pb, ep, lat, hook)?;
+            let ps = cfg.page_size;
+            let p = passthrough::replay_passthrough(&store, ps, feed, o, pb, ep, lat, hook)?;
             (p, None)
         }
         Some(src) => {
             let d = passthrough_ranges::replay_passthrough_ranges(
-                &store, feed, src, o, pb, ep, lat, hook,
+                &store,
+                cfg.page_size,
+                feed,
+                src,
+                o,
+                pb,
+                ep,
+                lat,
+                hook,
             )?;
             (d.passed, Some((d.stats, d.content)))
         }

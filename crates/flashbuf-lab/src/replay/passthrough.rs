@@ -20,10 +20,13 @@ pub(super) struct Passed {
     pub(super) writes: u64,
 }
 
-/// Replays `feed` straight into `store`. Reads are checked against the oracle; writes
-/// carry the next stamp in an otherwise zero page, sealed, as whole-page writes.
+/// Replays `feed` straight into `store` (pages of `logical_page_size`, held whole or as
+/// their heads). Reads are checked against the oracle; writes carry the next stamp in an
+/// otherwise zero page, sealed, as whole-page writes.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn replay_passthrough(
     store: &dyn PageStore,
+    logical_page_size: usize,
     mut feed: Feed,
     oracle: &mut Oracle,
     progress: &ProgressBar,
@@ -35,7 +38,7 @@ pub(super) fn replay_passthrough(
     let mut rbuf = AlignedBuf::zeroed(page_size, 4096);
     // The write buffer stays zero apart from header and stamp, so nothing else leaks in.
     let mut wbuf = AlignedBuf::zeroed(page_size, 4096);
-    let full = DirtyRanges::full(page_size);
+    let full = DirtyRanges::full(logical_page_size);
     let (mut reads, mut writes) = (0u64, 0u64);
     let mut pos = 0u64;
     let active = epochs.active();

@@ -36,6 +36,7 @@ struct Bufs {
 #[allow(clippy::too_many_arguments)]
 pub(super) fn replay_passthrough_ranges(
     store: &dyn PageStore,
+    logical_page_size: usize,
     mut feed: Feed,
     source: &mut RangeSource,
     oracle: &mut Oracle,
@@ -44,8 +45,9 @@ pub(super) fn replay_passthrough_ranges(
     latency: &mut Latency,
     hook: &mut dyn ReplayHook,
 ) -> Result<RangesDone, LabError> {
+    // Buffers of the store's pages (heads in metadata mode); ranges of the logical page.
     let page_size = store.page_size();
-    let mut content = PageContent::new(page_size, oracle.capacity());
+    let mut content = PageContent::new(logical_page_size, oracle.capacity());
     let mut b = Bufs {
         rbuf: AlignedBuf::zeroed(page_size, 4096),
         wbuf: AlignedBuf::zeroed(page_size, 4096),
@@ -63,7 +65,7 @@ pub(super) fn replay_passthrough_ranges(
                 let _ = epochs.enter(pos / epochs.epoch_refs);
             }
             pos += 1;
-            let raw = source.next(r.op, page_size, &mut b.ranges)?;
+            let raw = source.next(r.op, logical_page_size, &mut b.ranges)?;
             if let Some(p) = raw.map(|p| map.map(PageId(p))).filter(|&p| p != r.page) {
                 return Err(LabError::Usage(format!(
                     "dirty ranges: reference {pos} is page {} but its ranges are page {p}'s",

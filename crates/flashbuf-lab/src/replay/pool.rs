@@ -33,6 +33,8 @@ pub(super) struct PoolWrites<'a> {
     pub(super) error: Option<LabError>,
     /// The trace's pages mapped as the feed maps them (to check the lockstep).
     pub(super) map: AddressMap,
+    /// The logical page size the ranges are in (a metadata-only frame holds its head).
+    pub(super) page_size: usize,
 }
 
 impl PoolWrites<'_> {
@@ -54,15 +56,15 @@ impl PoolWrites<'_> {
         }
     }
 
-    /// Changes the page behind `w` as the model says (before the stamp is written).
+    /// Changes the page behind `w` as the model says (before the stamp is written): the
+    /// ranges of the logical page are recorded, the bytes the frame holds flipped.
     fn change(&mut self, w: &mut PageWriter<'_>) {
         if self.source.is_none() {
-            let payload = w.data().len();
-            w.data_mut_range(0, payload);
+            w.touch_all();
             return;
         }
         for &(o, l) in &self.ranges {
-            let bytes = w.data_mut_range(o as usize - HEADER_BYTES, l as usize);
+            let bytes = w.data_mut_held(o as usize - HEADER_BYTES, l as usize);
             bytes.iter_mut().for_each(|b| *b ^= 0xFF);
         }
         self.stats.count(&self.ranges, None);
@@ -220,7 +222,7 @@ fn access_all<S: PageStore>(
         };
         (r.page, access)
     };
-    let page_size = pool.store().page_size();
+    let page_size = writes.page_size;
     let result = pool.access_many(refs.len(), key, |i, page| {
         let pid = refs[i].page;
         writes.advance(refs[i].op, pid, page_size);

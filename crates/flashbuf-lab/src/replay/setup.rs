@@ -199,11 +199,6 @@ pub(super) fn resolve_dirty(cfg: &RunConfig, plan: &Plan) -> Result<DirtyBytes, 
         Some(f) => cfg.dirty_bytes.resolve(f)?,
         None => cfg.dirty_bytes.clone(),
     };
-    if model != DirtyBytes::Whole && cfg.data == flashbuf_core::DataMode::Metadata {
-        return Err(LabError::Usage(format!(
-            "--dirty-bytes {model} with --data none: a metadata-only page has no bytes to change; use --dirty-bytes whole"
-        )));
-    }
     if model != DirtyBytes::Whole && plan.feed.transform.is_some() {
         return Err(LabError::Usage(format!(
             "--dirty-bytes {model} with --workload: the transform changes which references write; use --dirty-bytes whole"

@@ -68,7 +68,7 @@ impl<S: PageStore> BufferPool<S> {
         if outcome == ReadOutcome::Unwritten {
             page::init_fresh(buf, pid);
             // The store has nothing of this page: all of it is new.
-            *dirty = DirtyRanges::full(self.page_size);
+            *dirty = DirtyRanges::full(crate::frame::dirty_extent(self.page_size));
         } else {
             dirty.clear();
         }

@@ -15,7 +15,7 @@ impl<D: Device> IclStore<D> {
     /// of every resolved page to check its record.
     pub(super) fn check_state(&self, st: &mut State) -> Result<(), String> {
         let ps = self.cfg.page_size;
-        st.wob.check(ps)?;
+        st.wob.check(ps, self.cfg.image_bytes())?;
         if st.head > self.layout.log_pages || st.synced_head > st.head {
             return Err(format!(
                 "log head {} / synced head {} outside {} log pages",

@@ -20,6 +20,13 @@
 //!   check and carries that identity (see `read.rs`); a record without ranges (a
 //!   *tombstone*) says "the home page is this version", written when a page with logs on
 //!   the device goes home whole.
+//! - Metadata only (`--data none`): a page in memory is its head
+//!   ([`flashbuf_core::METADATA_PAGE_BYTES`]), so a log keeps the bytes of its ranges that
+//!   lie in the head (the page header always, and the stamp where a range covers it) and
+//!   only the lengths of the rest. Its *record bytes* — what packing, the WOB's capacity
+//!   and the merge threshold count — stay those of the logical page
+//!   ([`Log::record_bytes`]); what is stored is shorter ([`Log::encoded_bytes`]). The
+//!   target's version and checksum are then those of the head, checked as with bytes.
 //!
 //! # Record layout (little-endian), inside a log page
 //! | bytes | field |
@@ -92,6 +99,16 @@ pub fn span_bytes(spans: &[Span]) -> usize {
     spans.iter().map(|&(s, e)| (e - s) as usize).sum()
 }
 
+/// Bytes of a span list that lie below `kept` (the bytes a log of a `kept`-byte page image
+/// holds: the whole page with bytes, the head in metadata mode).
+pub fn kept_bytes(spans: &[Span], kept: usize) -> usize {
+    let k = kept.min(u32::MAX as usize) as u32;
+    spans
+        .iter()
+        .map(|&(s, e)| e.min(k).saturating_sub(s) as usize)
+        .sum()
+}
+
 /// Bytes a record of these spans takes in a log page.
 pub fn record_bytes_of(spans: &[Span]) -> usize {
     RECORD_HEADER_BYTES + RANGE_BYTES * spans.len() + span_bytes(spans)
@@ -110,14 +127,15 @@ pub fn write_spans(dirty: &DirtyRanges, page_size: usize) -> Vec<Span> {
 }
 
 impl Log {
-    /// The log of `spans` holding `page`'s bytes there.
-    ///
-    /// # Panics
-    /// If a span lies outside `page` (a programming error).
+    /// The log of `spans` holding `page`'s bytes there — those below `page.len()`: a
+    /// metadata-only page is its head, and the spans are the logical page's (module docs).
     pub fn from_page(page: &[u8], spans: Vec<Span>) -> Self {
-        let mut bytes = Vec::with_capacity(span_bytes(&spans));
+        let mut bytes = Vec::with_capacity(kept_bytes(&spans, page.len()));
         for &(s, e) in &spans {
-            bytes.extend_from_slice(&page[s as usize..e as usize]);
+            let e = (e as usize).min(page.len());
+            if (s as usize) < e {
+                bytes.extend_from_slice(&page[s as usize..e]);
+            }
         }
         Self { spans, bytes }
     }
@@ -142,8 +160,15 @@ impl Log {
         self.bytes.len()
     }
 
-    /// Bytes its record takes in a log page.
+    /// Bytes its record takes in a log page of the logical page size (what packing, the
+    /// WOB and the threshold count, in either data mode).
     pub fn record_bytes(&self) -> usize {
+        record_bytes_of(&self.spans)
+    }
+
+    /// Bytes its record is stored in: [`Log::record_bytes`] with bytes, less the content
+    /// beyond the head in metadata mode.
+    pub fn encoded_bytes(&self) -> usize {
         RECORD_HEADER_BYTES + RANGE_BYTES * self.spans.len() + self.bytes.len()
     }
 
@@ -152,25 +177,30 @@ impl Log {
         self.spans.capacity() * std::mem::size_of::<Span>() + self.bytes.capacity()
     }
 
-    /// Writes its bytes into `page`.
+    /// Writes its bytes into `page` (an image of the length the log was made from: the
+    /// page, or its head in metadata mode).
     ///
     /// # Panics
-    /// If a span lies outside `page` (decoded records are checked against the page size).
+    /// If its bytes do not match its spans below `page.len()` (decoded records are
+    /// checked, [`Log::check`]).
     pub fn apply(&self, page: &mut [u8]) {
         let mut at = 0;
         for &(s, e) in &self.spans {
-            let n = (e - s) as usize;
-            page[s as usize..e as usize].copy_from_slice(&self.bytes[at..at + n]);
-            at += n;
+            let e = (e as usize).min(page.len());
+            if (s as usize) < e {
+                let n = e - s as usize;
+                page[s as usize..e].copy_from_slice(&self.bytes[at..at + n]);
+                at += n;
+            }
         }
     }
 
-    /// The cumulative log of `older` followed by `newer`: the union of their spans, with
-    /// `newer`'s bytes where it has them.
-    pub fn newer_over(older: &Log, newer: &Log) -> Log {
+    /// The cumulative log of `older` followed by `newer` (both of `kept`-byte images): the
+    /// union of their spans, with `newer`'s bytes where it has them.
+    pub fn newer_over(older: &Log, newer: &Log, kept: usize) -> Log {
         let spans = union_spans(&older.spans, &newer.spans);
         let end = spans.last().map_or(0, |s| s.1 as usize);
-        let mut scratch = vec![0u8; end];
+        let mut scratch = vec![0u8; end.min(kept)];
         older.apply(&mut scratch);
         newer.apply(&mut scratch);
         Log::from_page(&scratch, spans)
@@ -187,8 +217,8 @@ impl Log {
     }
 
     /// Checks the shape: sorted, disjoint, non-adjacent, non-empty spans within
-    /// `page_size`, and content of the right length.
-    pub fn check(&self, page_size: usize) -> Result<(), String> {
+    /// `page_size`, and content of the right length for `kept`-byte images.
+    pub fn check(&self, page_size: usize, kept: usize) -> Result<(), String> {
         let mut prev_end: Option<u32> = None;
         for &(s, e) in &self.spans {
             if s >= e || e as usize > page_size {
@@ -201,11 +231,11 @@ impl Log {
             }
             prev_end = Some(e);
         }
-        if span_bytes(&self.spans) != self.bytes.len() {
+        if kept_bytes(&self.spans, kept) != self.bytes.len() {
             return Err(format!(
                 "{} content bytes for spans of {}",
                 self.bytes.len(),
-                span_bytes(&self.spans)
+                kept_bytes(&self.spans, kept)
             ));
         }
         Ok(())
@@ -255,9 +285,10 @@ pub(crate) fn u64_at(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(a)
 }
 
-/// Decodes the record starting at `b[0]` for pages of `page_size`; returns it and its
-/// length. Every field is checked, so a damaged area is an error, never a panic.
-pub fn decode_record(b: &[u8], page_size: usize) -> Result<(Record, usize), String> {
+/// Decodes the record starting at `b[0]` for pages of `page_size` held as `kept`-byte
+/// images (module docs); returns it and its stored length. Every field is checked, so a
+/// damaged area is an error, never a panic.
+pub fn decode_record(b: &[u8], page_size: usize, kept: usize) -> Result<(Record, usize), String> {
     if b.len() < RECORD_HEADER_BYTES {
         return Err(format!("{} bytes left, less than a record header", b.len()));
     }
@@ -286,7 +317,7 @@ pub fn decode_record(b: &[u8], page_size: usize) -> Result<(Record, usize), Stri
         let len = u32::from(u16_at(b, at + 2));
         spans.push((s, s + len));
     }
-    let data = span_bytes(&spans);
+    let data = kept_bytes(&spans, kept);
     let end = ranges_end + data;
     if b.len() < end {
         return Err(format!(
@@ -297,7 +328,7 @@ pub fn decode_record(b: &[u8], page_size: usize) -> Result<(Record, usize), Stri
         spans,
         bytes: b[ranges_end..end].to_vec(),
     };
-    log.check(page_size)
+    log.check(page_size, kept)
         .map_err(|m| format!("record of {pid}: {m}"))?;
     Ok((
         Record {
@@ -333,7 +364,7 @@ mod tests {
         v2[20] = 2;
         v2[40] = 2;
         let newer = Log::from_page(&v2, vec![(20, 21), (40, 41)]);
-        let both = Log::newer_over(&older, &newer);
+        let both = Log::newer_over(&older, &newer, 64);
         let mut base = vec![0u8; 64];
         both.apply(&mut base);
         assert_eq!(base, v2);
@@ -349,20 +380,20 @@ mod tests {
         let mut out = Vec::new();
         log.encode_record(PageId(3), t, &mut out);
         encode_tombstone(PageId(4), t, &mut out);
-        let (r, n) = decode_record(&out, 512).unwrap();
+        let (r, n) = decode_record(&out, 512, 512).unwrap();
         assert_eq!(
             (r.pid, r.target, r.tombstone, &r.log),
             (PageId(3), t, false, &log)
         );
         assert_eq!(n, log.record_bytes());
-        let (r2, m) = decode_record(&out[n..], 512).unwrap();
+        let (r2, m) = decode_record(&out[n..], 512, 512).unwrap();
         assert!(r2.tombstone && r2.log.is_empty() && m == RECORD_HEADER_BYTES);
         // A range beyond the page, a short buffer, unknown flags.
-        assert!(decode_record(&out, 120).is_err());
-        assert!(decode_record(&out[..30], 512).is_err());
+        assert!(decode_record(&out, 120, 120).is_err());
+        assert!(decode_record(&out[..30], 512, 512).is_err());
         let mut bad = out.clone();
         bad[22] = 0x80;
-        assert!(decode_record(&bad, 512).is_err());
+        assert!(decode_record(&bad, 512, 512).is_err());
     }
 
     #[test]

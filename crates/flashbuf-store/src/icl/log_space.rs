@@ -19,128 +19,17 @@
 //!   Figure 4: "no log page is left"); a WOB larger than the whole log space is written
 //!   in parts, merging between them.
 //!
-//! # Log page layout (little-endian)
-//! | bytes | field |
-//! |---|---|
-//! | 0..4 | CRC32C of bytes `4..page_size` |
-//! | 4..8 | magic `FBIL` |
-//! | 8..10 | format ([`super::layout::ICL_FORMAT`]) |
-//! | 10..12 | number of records |
-//! | 12..16 | slot (its position in the log space) |
-//! | 16..24 | generation |
-//! | 24..32 | sequence number (counts every log page the store wrote) |
-//! | 32..40 | the store's salt |
-//! | 40..44 | `durable_upto`: slots below it were made durable by a sync before this page was written |
-//! | 44..48 | bytes used (header and records); the rest is zero |
-//! | 48.. | records (`log.rs`) |
+//! The log pages' layout and the records' placement are in `log_page.rs`.
 
-use super::layout::ICL_FORMAT;
-use super::log::{decode_record, encode_tombstone, u16_at, u32_at, u64_at, Ident, Log, Record};
+use super::log::{encode_tombstone, Ident, Log, Record};
+pub use super::log_page::{parse_records, record_at, LogPageHeader, LOG_HEADER_BYTES};
 use super::mapping::{self, Entry, LogRef};
 use super::wob::WobEntry;
 use super::{IclStore, State};
 use crate::StoreError;
-use flashbuf_core::page::crc32c;
-use flashbuf_core::{AlignedBuf, PageId};
-use flashbuf_device::{Device, WriteOp};
+use flashbuf_core::{AlignedBuf, DataMode, PageId};
+use flashbuf_device::{Device, HeadWrite, WriteOp};
 use std::collections::HashMap;
-
-/// Bytes of a log page's header.
-pub const LOG_HEADER_BYTES: usize = 48;
-const LOG_MAGIC: [u8; 4] = *b"FBIL";
-
-/// The header of a log page.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LogPageHeader {
-    /// Records in the page.
-    pub records: u16,
-    /// Its slot.
-    pub slot: u32,
-    /// Its generation.
-    pub gen: u64,
-    /// Its sequence number.
-    pub seq: u64,
-    /// Slots below this were durable when it was written.
-    pub durable_upto: u32,
-    /// Bytes used.
-    pub used: u32,
-}
-
-impl LogPageHeader {
-    /// Writes the header into `page` (whose records are in place) and seals it.
-    pub fn seal(&self, page: &mut [u8], salt: u64) {
-        page[4..8].copy_from_slice(&LOG_MAGIC);
-        page[8..10].copy_from_slice(&ICL_FORMAT.to_le_bytes());
-        page[10..12].copy_from_slice(&self.records.to_le_bytes());
-        page[12..16].copy_from_slice(&self.slot.to_le_bytes());
-        page[16..24].copy_from_slice(&self.gen.to_le_bytes());
-        page[24..32].copy_from_slice(&self.seq.to_le_bytes());
-        page[32..40].copy_from_slice(&salt.to_le_bytes());
-        page[40..44].copy_from_slice(&self.durable_upto.to_le_bytes());
-        page[44..48].copy_from_slice(&self.used.to_le_bytes());
-        let c = crc32c(&page[4..]);
-        page[0..4].copy_from_slice(&c.to_le_bytes());
-    }
-
-    /// The header of `page` if it is a valid log page of this store (checksum, magic,
-    /// format, salt, size); `None` for anything else (never written, torn, foreign).
-    pub fn open(page: &[u8], salt: u64) -> Option<Self> {
-        if page.len() < LOG_HEADER_BYTES
-            || page[4..8] != LOG_MAGIC
-            || u16_at(page, 8) != ICL_FORMAT
-            || u64_at(page, 32) != salt
-            || u32_at(page, 0) != crc32c(&page[4..])
-        {
-            return None;
-        }
-        let h = Self {
-            records: u16_at(page, 10),
-            slot: u32_at(page, 12),
-            gen: u64_at(page, 16),
-            seq: u64_at(page, 24),
-            durable_upto: u32_at(page, 40),
-            used: u32_at(page, 44),
-        };
-        let used = h.used as usize;
-        (LOG_HEADER_BYTES..=page.len()).contains(&used).then_some(h)
-    }
-}
-
-/// Every record of a valid log page with its byte offset; a malformed record is an error.
-pub fn parse_records(page: &[u8], h: &LogPageHeader) -> Result<Vec<(u32, Record)>, String> {
-    let used = h.used as usize;
-    let mut at = LOG_HEADER_BYTES;
-    let mut out = Vec::with_capacity(h.records as usize);
-    for i in 0..h.records {
-        let (r, n) = decode_record(&page[at..used], page.len())
-            .map_err(|m| format!("record {i} at byte {at}: {m}"))?;
-        out.push((at as u32, r));
-        at += n;
-    }
-    if at != used {
-        return Err(format!("records end at byte {at}, the header says {used}"));
-    }
-    Ok(out)
-}
-
-/// The record `at` names in `page`, checked to be `pid`'s and of `at`'s length.
-pub fn record_at(page: &[u8], at: &LogRef, pid: PageId) -> Result<Record, String> {
-    let start = usize::from(at.offset);
-    let end = start + usize::from(at.len);
-    if end > page.len() || start < LOG_HEADER_BYTES {
-        return Err(format!(
-            "record at bytes {start}..{end} lies outside the page"
-        ));
-    }
-    let (r, n) = decode_record(&page[start..end], page.len())?;
-    if r.pid != pid || n != usize::from(at.len) {
-        return Err(format!(
-            "holds a record of {} ({n} bytes) where one of {pid} ({} bytes) was written",
-            r.pid, at.len
-        ));
-    }
-    Ok(r)
-}
 
 /// A record a flush writes.
 #[derive(Debug)]
@@ -207,10 +96,11 @@ impl<D: Device> IclStore<D> {
     ) -> Result<AlignedBuf, StoreError> {
         let ps = self.cfg.page_size;
         let mut buf = AlignedBuf::zeroed(ps, 4096);
-        self.poison.guard(
-            self.dev
-                .read_at(self.layout.log_slot_offset(slot), &mut buf),
-        )?;
+        let off = self.layout.log_slot_offset(slot);
+        self.poison.guard(match self.cfg.data {
+            DataMode::Bytes => self.dev.read_at(off, &mut buf),
+            DataMode::Metadata => self.dev.read_head(off, ps, &mut buf),
+        })?;
         let s = &mut st.stats;
         match kind {
             LogRead::Read => s.log_reads += 1,
@@ -250,7 +140,7 @@ impl<D: Device> IclStore<D> {
             slot: at.slot,
             detail,
         };
-        let h = LogPageHeader::open(page, self.salt)
+        let h = LogPageHeader::open_image(page, self.salt, self.cfg.image_bytes())
             .ok_or_else(|| damaged("fails its checksum (or is not a log page)".to_string()))?;
         if h.gen != st.gen || h.slot != at.slot {
             return Err(damaged(format!(
@@ -258,7 +148,8 @@ impl<D: Device> IclStore<D> {
                 h.slot, h.gen, at.slot, st.gen
             )));
         }
-        record_at(page, at, pid).map_err(damaged)
+        let sizes = (self.cfg.page_size, self.cfg.image_bytes());
+        record_at(page, &h, at, pid, sizes).map_err(damaged)
     }
 
     /// Flushes the WOB into log pages (copying each page's previous ICL log forward);
@@ -320,7 +211,10 @@ impl<D: Device> IclStore<D> {
                         Some(p) if log.is_empty() => (p.log, p.target),
                         Some(p) => {
                             st.stats.copy_forwards += 1;
-                            (Log::newer_over(&p.log, &log), target)
+                            (
+                                Log::newer_over(&p.log, &log, self.cfg.image_bytes()),
+                                target,
+                            )
                         }
                         None => (log, target),
                     };
@@ -367,17 +261,21 @@ impl<D: Device> IclStore<D> {
     ) -> Result<(), StoreError> {
         let ps = self.cfg.page_size;
         let mut bufs = AlignedBuf::zeroed(ps * bins.len(), 4096);
+        let mut used = Vec::with_capacity(bins.len());
         let mut placed: Vec<(PageId, Entry)> = Vec::new();
         for (b, items) in bins.iter().enumerate() {
             let slot = st.head + b as u32;
             let mut body: Vec<u8> = Vec::with_capacity(ps);
+            // Records are placed by their logical lengths (the stored ones with bytes).
+            let mut logical = LOG_HEADER_BYTES;
             for &i in items {
                 let o = &out[i];
                 let at = LogRef {
                     slot,
-                    offset: (LOG_HEADER_BYTES + body.len()) as u16,
+                    offset: logical as u16,
                     len: o.bytes as u16,
                 };
+                logical += o.bytes;
                 match &o.log {
                     Some(log) => {
                         log.encode_record(o.pid, o.target, &mut body);
@@ -401,15 +299,36 @@ impl<D: Device> IclStore<D> {
                 durable_upto: st.synced_head,
                 used: (LOG_HEADER_BYTES + body.len()) as u32,
             };
-            h.seal(page, self.salt);
+            let n = h.used as usize;
+            match self.cfg.data {
+                DataMode::Bytes => h.seal(page, self.salt),
+                DataMode::Metadata => h.seal(&mut page[..n], self.salt),
+            }
+            used.push(n);
         }
-        let ops: Vec<WriteOp<'_>> = (0..bins.len())
-            .map(|b| WriteOp {
-                offset: self.layout.log_slot_offset(st.head + b as u32),
-                data: &bufs[b * ps..(b + 1) * ps],
-            })
-            .collect();
-        self.poison.guard(self.dev.write_batch(&ops))?;
+        let offset = |b: usize| self.layout.log_slot_offset(st.head + b as u32);
+        let written = match self.cfg.data {
+            DataMode::Bytes => {
+                let ops: Vec<WriteOp<'_>> = (0..bins.len())
+                    .map(|b| WriteOp {
+                        offset: offset(b),
+                        data: &bufs[b * ps..(b + 1) * ps],
+                    })
+                    .collect();
+                self.dev.write_batch(&ops)
+            }
+            DataMode::Metadata => {
+                let ops: Vec<HeadWrite<'_>> = (0..bins.len())
+                    .map(|b| HeadWrite {
+                        offset: offset(b),
+                        len: ps,
+                        head: &bufs[b * ps..b * ps + used[b]],
+                    })
+                    .collect();
+                self.dev.write_heads(&ops)
+            }
+        };
+        self.poison.guard(written)?;
         st.head += bins.len() as u32;
         st.next_seq += bins.len() as u64;
         st.stats.log_writes += bins.len() as u64;
@@ -437,25 +356,5 @@ mod tests {
         }
         assert_eq!(bins.len(), 2);
         assert!(pack(&[], 10).is_empty());
-    }
-
-    #[test]
-    fn headers_roundtrip_and_refuse_damage() {
-        let mut p = vec![0u8; 512];
-        let h = LogPageHeader {
-            records: 0,
-            slot: 3,
-            gen: 2,
-            seq: 17,
-            durable_upto: 3,
-            used: LOG_HEADER_BYTES as u32,
-        };
-        h.seal(&mut p, 9);
-        assert_eq!(LogPageHeader::open(&p, 9), Some(h));
-        assert_eq!(LogPageHeader::open(&p, 8), None);
-        assert_eq!(parse_records(&p, &h).unwrap(), vec![]);
-        p[200] = 1;
-        assert_eq!(LogPageHeader::open(&p, 9), None);
-        assert_eq!(LogPageHeader::open(&[0u8; 512], 0), None);
     }
 }

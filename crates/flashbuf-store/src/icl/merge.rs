@@ -32,10 +32,11 @@ use super::log_space::{LogCache, LogRead};
 use super::mapping::Entry;
 use super::wob::WobEntry;
 use super::{IclStore, State};
+use crate::page_requests;
 use crate::StoreError;
 use flashbuf_core::page::{self, PageState};
 use flashbuf_core::{AlignedBuf, PageId};
-use flashbuf_device::{Device, WriteOp};
+use flashbuf_device::Device;
 
 /// A merged page: its id, home offset and bytes.
 type Merged = (PageId, u64, AlignedBuf);
@@ -66,7 +67,6 @@ impl<D: Device> IclStore<D> {
     /// Rebuilds every page with an ICL log: (pages holding only synced data, pages
     /// written since the last sync).
     fn merged_pages(&self, st: &mut State) -> Result<(Vec<Merged>, Vec<Merged>), StoreError> {
-        let ps = self.cfg.page_size;
         let mut cache = LogCache::default();
         let (mut double_write, mut direct) = (Vec::new(), Vec::new());
         for pid in st.mapping.pids() {
@@ -78,7 +78,7 @@ impl<D: Device> IclStore<D> {
                 continue;
             }
             let off = self.home_offset(pid)?;
-            let mut img = AlignedBuf::zeroed(ps, 4096);
+            let mut img = AlignedBuf::zeroed(self.cfg.image_bytes(), 4096);
             self.read_home(st, off, &mut img, true)?;
             let rec = match state {
                 Entry::Log { at, .. } => {
@@ -127,19 +127,16 @@ impl<D: Device> IclStore<D> {
                 .collect(),
         }
         .encode(&mut dir, self.salt);
-        let mut ops: Vec<WriteOp<'_>> = round
+        // In metadata mode the slots keep their heads and the directory all its bytes, in
+        // one batch of whole-page requests as with bytes.
+        let mut ops: Vec<(u64, &[u8])> = round
             .iter()
             .enumerate()
-            .map(|(i, (_, _, img))| WriteOp {
-                offset: self.layout.dw_slot_offset(i),
-                data: img,
-            })
+            .map(|(i, (_, _, img))| (self.layout.dw_slot_offset(i), &img[..]))
             .collect();
-        ops.push(WriteOp {
-            offset: self.layout.dw_dir_offset,
-            data: &dir,
-        });
-        self.poison.guard(self.dev.write_batch(&ops))?;
+        ops.push((self.layout.dw_dir_offset, &dir[..]));
+        let r = page_requests::write_pages(&self.dev, self.cfg.data, ps, &ops);
+        self.poison.guard(r)?;
         st.stats.dw_writes += ops.len() as u64;
         self.sync_device(st)
     }

@@ -38,6 +38,21 @@
 //!   home write never loses synced data (`merge`).
 //! - Every device error poisons the store (fail-stop).
 //!
+//! # Metadata only (`--data none`, issue 17)
+//! Callers exchange [`METADATA_PAGE_BYTES`]-byte pages (the head of the logical page) and
+//! hand over the dirty ranges of the *logical* page (the pool tracks them so). Every
+//! decision is taken on logical lengths exactly as with bytes: a log keeps its ranges'
+//! lengths and the bytes of them that lie in the head (the header, whose version and
+//! checksum a read checks, so the target of a record stays checkable), its record counts
+//! the logical bytes, log pages are packed by those counts, and the threshold compares
+//! them ([`log`]). Home pages, double-write slots and log pages go down as metadata-only
+//! requests of the whole page ([`Device::write_head`]): a log page keeps its header and
+//! its records without the content beyond the head. The generation records and the
+//! double-write directory stay byte pages (one request each, as with bytes). The
+//! superblock records the mode (its configuration fingerprint): a store formatted in one
+//! mode is refused in the other. Figures in memory (`wob_memory_bytes`) are the only ones
+//! that differ.
+//!
 //! # Memory
 //! The WOB holds at most its capacity in record bytes (plus its map's overhead); the
 //! mapping table has one entry per page with records in the current generation (key,
@@ -52,6 +67,7 @@
 mod check;
 pub mod layout;
 pub mod log;
+pub mod log_page;
 pub mod log_space;
 pub mod mapping;
 mod merge;
@@ -67,10 +83,13 @@ pub use stats::IclStats;
 
 use crate::checks;
 use crate::growth::{check_fits, Growth};
+use crate::page_requests;
 use crate::state::StateArea;
 use crate::superblock::fresh_salt;
 use crate::written_map::WrittenMap;
 use crate::{PageStore, PageWrite, Poison, ReadOutcome, StoreError, StoreStats, Superblock};
+#[cfg(doc)]
+use flashbuf_core::METADATA_PAGE_BYTES;
 use flashbuf_core::{AlignedBuf, DeviceStats, DirtyRanges, PageId};
 use flashbuf_device::Device;
 use layout::{GenRecord, Layout};
@@ -244,7 +263,7 @@ impl<D: Device> IclStore<D> {
             kind: KIND.to_string(),
             page_size: cfg.page_size as u32,
             data_offset: layout.data_offset,
-            config_fingerprint: layout.fingerprint(),
+            config_fingerprint: layout.fingerprint() ^ page_requests::fingerprint_tag(cfg.data),
             salt,
             state_copy_bytes: STATE_COPY_BYTES as u32,
             extra: layout.encode_extra(),
@@ -281,7 +300,14 @@ impl<D: Device> IclStore<D> {
                 layout.log_pages, layout.dw_pages, cfg.log_pages, cfg.dw_pages
             )));
         }
-        sb.expect(KIND, cfg.page_size, layout.fingerprint())?;
+        if sb.kind == KIND {
+            page_requests::check_mode(sb.config_fingerprint, layout.fingerprint(), cfg.data)?;
+        }
+        sb.expect(
+            KIND,
+            cfg.page_size,
+            layout.fingerprint() ^ page_requests::fingerprint_tag(cfg.data),
+        )?;
         let len = dev.len();
         if len < layout.data_offset
             || !(len - layout.data_offset).is_multiple_of(cfg.page_size as u64)
@@ -392,13 +418,13 @@ impl<D: Device> IclStore<D> {
     }
 
     fn check_buf(&self, len: usize) -> Result<(), StoreError> {
-        checks::check_buf(len, self.cfg.page_size)
+        checks::check_buf(len, self.cfg.image_bytes())
     }
 
     /// Checks a write and returns the page's home offset; a page beyond the device's
     /// capacity is refused before any I/O, without poisoning.
     fn check_write(&self, w: &PageWrite<'_>) -> Result<u64, StoreError> {
-        checks::check_sealed(w.pid, w.page, self.cfg.page_size)?;
+        checks::check_sealed(w.pid, w.page, self.cfg.image_bytes())?;
         let off = self.home_offset(w.pid)?;
         check_fits(&self.dev, w.pid, off, self.cfg.page_size)?;
         Ok(off)
@@ -427,7 +453,7 @@ impl<D: Device> PageStore for IclStore<D> {
     }
 
     fn page_size(&self) -> usize {
-        self.cfg.page_size
+        self.cfg.image_bytes()
     }
 
     fn read_page(&self, pid: PageId, buf: &mut [u8]) -> Result<ReadOutcome, StoreError> {

@@ -17,6 +17,7 @@ use crate::registry::{self, GrowStep, StoreContext, StoreFactory, GROW, GROW_PAG
 use crate::{PageStore, StoreError};
 use flashbuf_core::config::{ConfigError, OptKind, OptionSpec, Options};
 use flashbuf_core::page::{is_valid_page_size, HEADER_BYTES};
+use flashbuf_core::DataMode;
 use flashbuf_device::Device;
 
 const SIZE: OptKind = OptKind::Bytes {
@@ -120,6 +121,8 @@ pub struct IclConfig {
     pub grow_bytes: u64,
     /// The format salt (`None`: a fresh one at `create`); tests fix it.
     pub salt: Option<u64>,
+    /// Whole pages, or only their heads (`--data none`; see the [module docs](super)).
+    pub data: DataMode,
 }
 
 impl IclConfig {
@@ -133,7 +136,14 @@ impl IclConfig {
             dw_pages: 32,
             grow_bytes: 64 << 20,
             salt: None,
+            data: DataMode::Bytes,
         }
+    }
+
+    /// Bytes of a page as callers exchange it and the store keeps it in memory: the page,
+    /// or its head in metadata mode.
+    pub fn image_bytes(&self) -> usize {
+        self.data.buffer_bytes(self.page_size)
     }
 
     /// The merge threshold in bytes of a log record.
@@ -224,6 +234,7 @@ impl IclOptions {
             dw_pages: self.dw_pages,
             grow_bytes: self.grow.bytes(page_size),
             salt: None,
+            data: DataMode::Bytes,
         }
     }
 }
@@ -234,10 +245,11 @@ impl StoreFactory for IclOptions {
         device: Box<dyn Device>,
         ctx: &StoreContext<'_>,
     ) -> Result<Box<dyn PageStore>, StoreError> {
-        Ok(Box::new(IclStore::create(
-            device,
-            self.config(ctx.page_size),
-        )?))
+        let cfg = IclConfig {
+            data: ctx.data,
+            ..self.config(ctx.page_size)
+        };
+        Ok(Box::new(IclStore::create(device, cfg)?))
     }
 
     fn open(
@@ -245,10 +257,11 @@ impl StoreFactory for IclOptions {
         device: Box<dyn Device>,
         ctx: &StoreContext<'_>,
     ) -> Result<Box<dyn PageStore>, StoreError> {
-        Ok(Box::new(IclStore::open(
-            device,
-            self.config(ctx.page_size),
-        )?))
+        let cfg = IclConfig {
+            data: ctx.data,
+            ..self.config(ctx.page_size)
+        };
+        Ok(Box::new(IclStore::open(device, cfg)?))
     }
 
     fn check(&self, page_size: usize) -> Result<(), ConfigError> {

@@ -34,6 +34,7 @@ use super::log_space::{LogCache, LogRead};
 use super::mapping::{pack, Entry, LogRef};
 use super::wob::WobEntry;
 use super::{IclStore, State};
+use crate::page_requests;
 use crate::{ReadOutcome, StoreError};
 use flashbuf_core::page::{self, PageCheckError, PageState};
 use flashbuf_core::PageId;
@@ -60,7 +61,8 @@ pub(super) struct Resolution {
 }
 
 impl<D: Device> IclStore<D> {
-    /// Reads `pid`'s home page (at `off`) into `buf`; zeros if it lies beyond the device.
+    /// Reads `pid`'s home page (at `off`) into `buf` (the page, or its head in metadata
+    /// mode); zeros if it lies beyond the device.
     pub(super) fn read_home(
         &self,
         st: &mut State,
@@ -68,11 +70,18 @@ impl<D: Device> IclStore<D> {
         buf: &mut [u8],
         merge: bool,
     ) -> Result<(), StoreError> {
-        if off + buf.len() as u64 > self.dev.len() {
+        let ps = self.cfg.page_size;
+        if off + ps as u64 > self.dev.len() {
             buf.fill(0);
             return Ok(());
         }
-        self.poison.guard(self.dev.read_at(off, buf))?;
+        self.poison.guard(page_requests::read_page(
+            &self.dev,
+            self.cfg.data,
+            ps,
+            off,
+            buf,
+        ))?;
         if merge {
             st.stats.data_reads_merge += 1;
         } else {
@@ -229,9 +238,11 @@ impl<D: Device> IclStore<D> {
         cache: &mut LogCache,
     ) -> Result<Option<Record>, StoreError> {
         let off = self.home_offset(pid)?;
-        let mut home = flashbuf_core::AlignedBuf::zeroed(self.cfg.page_size, 4096);
-        if off + home.len() as u64 <= self.dev.len() {
-            self.poison.guard(self.dev.read_at(off, &mut home))?;
+        let (data, ps) = (self.cfg.data, self.cfg.page_size);
+        let mut home = flashbuf_core::AlignedBuf::zeroed(self.cfg.image_bytes(), 4096);
+        if off + ps as u64 <= self.dev.len() {
+            let r = page_requests::read_page(&self.dev, data, ps, off, &mut home);
+            self.poison.guard(r)?;
             st.stats.data_reads_resolve += 1;
         }
         let r = self.resolve(st, pid, &home, Some(cache))?;

@@ -29,6 +29,7 @@ use super::layout::{DwDirectory, GenRecord};
 use super::log_space::{parse_records, LogPageHeader};
 use super::mapping::{Entry, LogRef};
 use super::{IclStore, State};
+use crate::page_requests;
 use crate::StoreError;
 use flashbuf_core::page::{self, PageState};
 use flashbuf_core::{AlignedBuf, PageId};
@@ -88,10 +89,12 @@ impl<D: Device> IclStore<D> {
         if dir.gen != st.gen || dir.entries.len() > self.layout.dw_pages as usize {
             return Ok(());
         }
-        let mut img = AlignedBuf::zeroed(ps, 4096);
+        let data = self.cfg.data;
+        let mut img = AlignedBuf::zeroed(self.cfg.image_bytes(), 4096);
         for (i, &(pid, crc)) in dir.entries.iter().enumerate() {
-            self.poison
-                .guard(self.dev.read_at(self.layout.dw_slot_offset(i), &mut img))?;
+            let slot = self.layout.dw_slot_offset(i);
+            let r = page_requests::read_page(&self.dev, data, ps, slot, &mut img);
+            self.poison.guard(r)?;
             let intact =
                 matches!(page::check(&img, pid), Ok(PageState::Sealed(h)) if h.checksum == crc);
             let Some(off) = self.layout.home_offset(pid) else {
@@ -101,7 +104,8 @@ impl<D: Device> IclStore<D> {
                 continue;
             }
             self.grow.ensure(&self.dev, &self.poison, off + ps as u64)?;
-            self.poison.guard(self.dev.write_at(off, &img))?;
+            let r = page_requests::write_page(&self.dev, data, ps, off, &img);
+            self.poison.guard(r)?;
             st.stats.data_writes_restore += 1;
         }
         self.sync_device(st)?;
@@ -136,7 +140,7 @@ impl<D: Device> IclStore<D> {
             for k in 0..count {
                 let slot = first + k;
                 let page = &chunk[k as usize * ps..(k as usize + 1) * ps];
-                let h = LogPageHeader::open(page, self.salt);
+                let h = LogPageHeader::open_image(page, self.salt, self.cfg.image_bytes());
                 if let Some(h) = &h {
                     max_seq = max_seq.max(h.seq);
                     if h.gen == st.gen && h.durable_upto > promised.0 {
@@ -149,7 +153,8 @@ impl<D: Device> IclStore<D> {
                 match h {
                     Some(h) if h.gen == st.gen && h.slot == slot && h.seq > prev_seq => {
                         prev_seq = h.seq;
-                        let recs = parse_records(page, &h).map_err(|m| {
+                        let kept = self.cfg.image_bytes();
+                        let recs = parse_records(page, &h, ps, kept).map_err(|m| {
                             StoreError::Format(format!(
                                 "ICL log page {slot} of generation {} passes its checksum but is malformed ({m}): the store is corrupt",
                                 st.gen

@@ -143,8 +143,9 @@ impl Wob {
         self.entries.len() * per * 4 / 3 + heap
     }
 
-    /// Checks the byte count, the capacity and each log's shape.
-    pub fn check(&self, page_size: usize) -> Result<(), String> {
+    /// Checks the byte count, the capacity and each log's shape (logs of `kept`-byte page
+    /// images: the page, or its head in metadata mode).
+    pub fn check(&self, page_size: usize, kept: usize) -> Result<(), String> {
         let sum: usize = self.entries.values().map(WobEntry::record_bytes).sum();
         if sum != self.bytes {
             return Err(format!(
@@ -160,7 +161,7 @@ impl Wob {
         }
         for (pid, e) in &self.entries {
             if let WobEntry::Log { log, .. } = e {
-                log.check(page_size)
+                log.check(page_size, kept)
                     .map_err(|m| format!("WOB log of {pid}: {m}"))?;
             }
         }
@@ -197,7 +198,7 @@ mod tests {
             },
         );
         assert_eq!(w.bytes(), rb + RECORD_HEADER_BYTES);
-        w.check(512).unwrap();
+        w.check(512, 512).unwrap();
         assert_eq!(w.pids(), vec![PageId(1), PageId(2)]);
         w.remove(PageId(1));
         assert_eq!((w.bytes(), w.len(), w.peak_bytes()), (24, 1, rb + 24));

@@ -19,13 +19,17 @@
 //!   log's ranges so that the sum is exact (`mapping.rs`).
 //! - A page that goes home while records of it are in the log space leaves a tombstone in
 //!   the WOB (see `read.rs` for why).
+//! - Metadata only: the ranges are the logical page's, so every count above is the one
+//!   bytes give; the log keeps the bytes of its ranges in the head, and a home write is a
+//!   metadata-only request of the whole page.
 
 use super::log::{record_bytes_of, union_spans, write_spans, Ident, Log};
 use super::mapping::{unpack, Entry};
 use super::wob::WobEntry;
 use super::{IclStore, State};
+use crate::page_requests;
 use crate::{PageWrite, StoreError};
-use flashbuf_device::{Device, WriteOp};
+use flashbuf_device::Device;
 
 /// Why a page goes home.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,14 +149,11 @@ impl<D: Device> IclStore<D> {
         if homes.is_empty() {
             return Ok(());
         }
-        let ps = self.cfg.page_size as u64;
-        let end = homes.iter().map(|&(o, _)| o + ps).max().unwrap_or(0);
+        let ps = self.cfg.page_size;
+        let end = homes.iter().map(|&(o, _)| o + ps as u64).max().unwrap_or(0);
         self.grow.ensure(&self.dev, &self.poison, end)?;
-        let ops: Vec<WriteOp<'_>> = homes
-            .iter()
-            .map(|&(offset, data)| WriteOp { offset, data })
-            .collect();
-        self.poison.guard(self.dev.write_batch(&ops))?;
+        let r = page_requests::write_pages(&self.dev, self.cfg.data, ps, homes);
+        self.poison.guard(r)?;
         homes.clear();
         Ok(())
     }
