@@ -26,7 +26,8 @@ use flashbuf_pool::policy::Lru;
 use flashbuf_pool::{BufferPool, PoolError};
 use flashbuf_store::{PageStore, ReadOutcome};
 use flashbuf_testkit::sim::{
-    random_ops, run, store_front, BatchPage, Front, FrontError, SimConfig, SimFailure, SimReport,
+    is_whole, random_ops, run, store_front, BatchPage, Front, FrontError, SimConfig, SimFailure,
+    SimReport,
 };
 use flashbuf_testkit::CrashStore;
 use std::ops::Range;
@@ -66,6 +67,10 @@ impl Front for PoolFront {
         changed: &[Range<usize>],
     ) -> Result<(), FrontError> {
         let mut g = self.pool.write(pid).map_err(pool_err)?;
+        if is_whole(payload.len(), changed) {
+            // The whole logical page (more than the frame holds in metadata-only mode).
+            g.touch_all();
+        }
         for r in changed {
             g.data_mut_range(r.start, r.len())
                 .copy_from_slice(&payload[r.clone()]);

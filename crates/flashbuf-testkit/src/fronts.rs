@@ -3,8 +3,8 @@
 //! a buffer pool there). [`crate::sim`] re-exports these names.
 
 use crate::content::sealed_page;
-use flashbuf_core::page::HEADER_BYTES;
-use flashbuf_core::{DirtyRanges, PageId};
+use flashbuf_core::page::{HEADER_BYTES, MAX_PAGE_SIZE};
+use flashbuf_core::{DirtyRanges, PageId, METADATA_PAGE_BYTES};
 use flashbuf_store::{PageStore, PageWrite, ReadOutcome, StoreError};
 use std::fmt;
 use std::ops::Range;
@@ -88,8 +88,17 @@ impl StoreFront {
         Self { store }
     }
 
-    fn dirty(changed: &[Range<usize>]) -> DirtyRanges {
+    /// The ranges a write of `payload_len` bytes changed, header included. A write of the
+    /// whole payload to a metadata-only store changes the whole *logical* page: its mark
+    /// runs to [`MAX_PAGE_SIZE`] as the pool's does (`touch_all`), and the store clips it
+    /// to its page — without this, a scenario's whole-page writes would reach ICL as
+    /// 64-byte changes and never as whole pages.
+    fn dirty(&self, payload_len: usize, changed: &[Range<usize>]) -> DirtyRanges {
         let mut d = DirtyRanges::new();
+        if self.store.page_size() == METADATA_PAGE_BYTES && is_whole(payload_len, changed) {
+            d.add(0, MAX_PAGE_SIZE);
+            return d;
+        }
         d.add(0, HEADER_BYTES);
         for r in changed {
             d.add(HEADER_BYTES + r.start, r.len());
@@ -111,7 +120,8 @@ impl Front for StoreFront {
         changed: &[Range<usize>],
     ) -> Result<(), FrontError> {
         let page = sealed_page(self.store.page_size(), pid, tag, payload);
-        self.store.write_page(pid, &page, &Self::dirty(changed))?;
+        self.store
+            .write_page(pid, &page, &self.dirty(payload.len(), changed))?;
         Ok(())
     }
 
@@ -127,7 +137,7 @@ impl Front for StoreFront {
             .map(|(p, bytes)| PageWrite {
                 pid: p.pid,
                 page: bytes,
-                dirty: Self::dirty(&p.changed),
+                dirty: self.dirty(p.payload.len(), &p.changed),
             })
             .collect();
         self.store.write_pages(&batch)?;
@@ -157,6 +167,11 @@ impl Front for StoreFront {
     fn check_invariants(&self) -> Result<(), String> {
         self.store.check_invariants()
     }
+}
+
+/// Whether `changed` is the whole payload of `payload_len` bytes (a whole-page write).
+pub fn is_whole(payload_len: usize, changed: &[Range<usize>]) -> bool {
+    matches!(changed, [r] if r.start == 0 && r.end == payload_len)
 }
 
 /// Builds the front over a freshly created or reopened store.

@@ -19,7 +19,9 @@
 use super::content::{fill, write_stamp, STAMP_BYTES};
 use super::model::{Model, PageValue, Verdict, Violation};
 use super::CrashStore;
-pub use crate::fronts::{store_front, BatchPage, Front, FrontBuilder, FrontError, StoreFront};
+pub use crate::fronts::{
+    is_whole, store_front, BatchPage, Front, FrontBuilder, FrontError, StoreFront,
+};
 use flashbuf_core::page::HEADER_BYTES;
 use flashbuf_core::rng::SplitMix64;
 use flashbuf_core::PageId;
