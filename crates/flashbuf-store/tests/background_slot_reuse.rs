@@ -3,7 +3,7 @@
 //! simulated clock they complete later. A probe around the device records, per slot, when
 //! the background flush that read it completed (the end of its sync after its home
 //! writes) and checks that every later foreground write into that slot starts no earlier,
-//! and likewise every foreground read of a home copy a background flush wrote.
+//! and likewise every foreground read or write of a home copy a background flush wrote.
 
 use flashbuf_core::rng::SplitMix64;
 use flashbuf_core::{page, DirtyRanges, PageId};
@@ -95,7 +95,7 @@ impl Probe {
             let areas = self.log.lock().expect("log").areas;
             if let Some((start, end, data)) = areas {
                 let slot_write = write && (start..end).contains(&o);
-                if slot_write || (!write && o >= data) {
+                if slot_write || o >= data {
                     self.foreground(o);
                 }
             }

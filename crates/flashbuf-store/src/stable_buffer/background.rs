@@ -17,8 +17,9 @@
 //! freed slot before the flush's home copies are durable would, on a real device, race
 //! the flush's slot reads and leave no durable copy. The rule: each background flush bumps
 //! a generation and stamps the slots it frees (and the pages it wrote home) with it; a
-//! writer that takes a slot stamped later than the last *join*, or a reader about to read
-//! a home copy so stamped, first joins ([`Device::join_background`]: the main clock moves
+//! writer that takes a slot stamped later than the last *join*, a reader about to read
+//! a home copy so stamped, or a foreground (passive) flush about to write such a page
+//! home, first joins ([`Device::join_background`]: the main clock moves
 //! to the background clock), then records that everything up to the current generation
 //! is joined. Joining only then (not before every foreground request) keeps the overlap
 //! wherever the foreground does not depend on the background work: a writer taking a
@@ -126,6 +127,20 @@ impl<D: Device> Inner<D> {
         if j.homes.len() > j.freed.len().max(1024) {
             // Bounded memory: forget what an early join makes moot.
             self.join(st)?;
+        }
+        Ok(())
+    }
+
+    /// Before a foreground flush writes `job`'s pages home: the main queue joins if a
+    /// background flush wrote one of them home since the last join (a home write must not
+    /// overtake an earlier one of the same page).
+    pub(super) fn join_for_homes(&self, job: &FlushJob) -> Result<(), StoreError> {
+        if self.background.is_none() {
+            return Ok(());
+        }
+        let mut st = self.state.lock();
+        if job.items().iter().any(|&(d, _)| st.joins.home_pending(d)) {
+            self.join(&mut st)?;
         }
         Ok(())
     }

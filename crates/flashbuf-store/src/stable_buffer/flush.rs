@@ -107,7 +107,12 @@ impl<D: Device> Inner<D> {
         job: FlushJob,
         background: Option<&dyn Device>,
     ) -> Result<(), StoreError> {
-        let r = self.flush_io(&job, background.unwrap_or(&self.dev));
+        let r = match background {
+            Some(bg) => self.flush_io(&job, bg),
+            None => self
+                .join_for_homes(&job)
+                .and_then(|()| self.flush_io(&job, &self.dev)),
+        };
         if let Err(e) = &r {
             // Its pages stay marked as flushing: the store cannot go on (fail-stop).
             self.poison.poison(&format!("flush failed: {e}"));

@@ -13,14 +13,78 @@
 //! prints device seconds per device and method (whole trace; `FLASHBUF_SB_LIMIT=N` for a
 //! prefix of N references).
 
-use super::{profiles, run_method, Measure, Method, Setup, METHODS, TRACE};
+use super::{profiles, run_method, Measure, MeterHook, Method, Setup, METHODS, TRACE};
+use crate::replay::run_hooked;
+use crate::result::RunResult;
+use crate::{LabError, ReplayHook};
+use flashbuf_device::{forward_device, Device};
+use flashbuf_store::PageStore;
+use flashbuf_trace::Op;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The flusher thread of before (every request on the device's one queue).
 pub const PROACTIVE_THREAD: Method = Method {
     label: "I+Pro/thread",
     store: "stable-buffer:recognition=incremental,flush=proactive,flusher=thread",
 };
+
+/// A device whose background handle is the device itself: the same requests in the same
+/// order as on a background queue, served one after another on the main queue.
+struct SerialBackground {
+    inner: Arc<Box<dyn Device>>,
+}
+
+impl Device for SerialBackground {
+    fn background(&self) -> Option<Box<dyn Device>> {
+        Some(Box::new(Arc::clone(&self.inner)))
+    }
+    forward_device!(inner => read_at, write_at, write_batch, read_head, write_head,
+        write_heads, sync, len, set_len, max_len, stats, alignment, describe);
+}
+
+/// The meter over [`SerialBackground`].
+struct SerialHook(MeterHook);
+
+impl ReplayHook for SerialHook {
+    fn wrap_device(&mut self, device: Box<dyn Device>) -> Box<dyn Device> {
+        self.0.wrap_device(Box::new(SerialBackground {
+            inner: Arc::new(device),
+        }))
+    }
+    fn store_ready(&mut self, store: &dyn PageStore) -> Result<(), LabError> {
+        self.0.store_ready(store)
+    }
+    fn before_ref(&mut self, op: Op) {
+        self.0.before_ref(op)
+    }
+    fn after_ref(&mut self, op: Op, store: &dyn PageStore) {
+        self.0.after_ref(op, store)
+    }
+    fn finish(&mut self, store: &dyn PageStore, result: &mut RunResult) -> Result<(), LabError> {
+        self.0.finish(store, result)
+    }
+}
+
+/// `I+Pro` with its background flushes served serially on the main queue: (device
+/// seconds, write-path seconds, proactive flushes).
+fn proactive_serial(setup: &Setup, dev: &str, profile: &Path) -> (f64, f64, u64) {
+    let mut store = crate::spec::parse(method("I+Pro").store).expect("spec");
+    store
+        .opts
+        .insert("profile".into(), profile.display().to_string());
+    let cfg = setup.config(dev, &store.to_string()).expect("config");
+    let mut hook = SerialHook(MeterHook::new());
+    let r = run_hooked(&cfg, Some(&setup.scan), &mut hook).expect("run");
+    assert_eq!(r.verify_errors, 0);
+    let flushes = flashbuf_store::stable_buffer::report::from_figures(&r.store_report)
+        .map_or(0, |(s, _)| s.proactive_flushes);
+    (
+        r.device_time_us / 1e6,
+        hook.0.metered.buckets.write_path_us() / 1e6,
+        flushes,
+    )
+}
 
 fn shared_trace() -> Option<PathBuf> {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -93,5 +157,11 @@ fn proactive_on_the_background_queue() {
             assert_eq!(m.verify_errors, 0, "{dev} {label}");
             eprintln!("{}", line(&m));
         }
+        let (device_s, write_s, flushes) = proactive_serial(&setup, &dev, &path);
+        eprintln!(
+            "{dev:<9} {:<12} device {device_s:>8.2} s  write path {write_s:>8.2} s  \
+             (I+Pro's requests, background ones on the main queue; {flushes} proactive flushes)",
+            "I+Pro/serial"
+        );
     }
 }
