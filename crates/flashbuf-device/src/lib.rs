@@ -7,6 +7,9 @@
 //! - Wrappers (decorators over any device): [`CountingDevice`] (counts requests by kind) and
 //!   [`CostDevice`] (fixed per-read and per-write latency on a virtual clock). A wrapper
 //!   writes only the methods it changes and forwards the rest with [`forward_device!`].
+//! - Background queue: [`Device::background`] hands out a second queue of the same device
+//!   for background work (a simulated device's background stream overlaps foreground I/O
+//!   on its clock; [`Device::join_background`] waits for it); other devices have none.
 //! - [`sim`]: simulated flash (NAND array, page-mapped / BAST / FAST FTLs) and disk devices
 //!   on a virtual clock, with the papers' devices as named profiles ([`SimDevice`]).
 //! - [`profile`]: a uFLIP-style profiler that measures any device ([`run_profile`]).
