@@ -30,6 +30,8 @@ impl LatencyModel {
 /// Charges each request a fixed latency on a virtual clock and forwards it to the inner
 /// device (which stores the bytes). Its `stats().device_time_us` is the virtual time; the
 /// other counters are the inner device's. Deterministic: no wall clock is read.
+/// It has no background queue ([`Device::background`] is `None`): its one clock adds up
+/// every request, so a second queue could only hide requests from it.
 ///
 /// ```
 /// use flashbuf_device::{CostDevice, Device, LatencyModel, MemDevice};

@@ -3,6 +3,7 @@
 use crate::{Device, DeviceError, HeadWrite, WriteOp};
 use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
 
 /// Requests seen by a [`CountingDevice`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
@@ -42,6 +43,13 @@ pub struct IoCounts {
 #[derive(Debug)]
 pub struct CountingDevice<D> {
     inner: D,
+    /// Shared with the counting wrapper of the device's background handle.
+    c: Arc<Counters>,
+}
+
+/// The counters of a [`CountingDevice`] (and of its background handle's wrapper).
+#[derive(Debug)]
+struct Counters {
     reads: AtomicU64,
     writes: AtomicU64,
     batches: AtomicU64,
@@ -59,16 +67,18 @@ impl<D: Device> CountingDevice<D> {
     pub fn new(inner: D) -> Self {
         Self {
             inner,
-            reads: AtomicU64::new(0),
-            writes: AtomicU64::new(0),
-            batches: AtomicU64::new(0),
-            syncs: AtomicU64::new(0),
-            read_bytes: AtomicU64::new(0),
-            written_bytes: AtomicU64::new(0),
-            sequential_writes: AtomicU64::new(0),
-            last_write_end: AtomicU64::new(u64::MAX),
-            read_time_ns: AtomicU64::new(0),
-            write_time_ns: AtomicU64::new(0),
+            c: Arc::new(Counters {
+                reads: AtomicU64::new(0),
+                writes: AtomicU64::new(0),
+                batches: AtomicU64::new(0),
+                syncs: AtomicU64::new(0),
+                read_bytes: AtomicU64::new(0),
+                written_bytes: AtomicU64::new(0),
+                sequential_writes: AtomicU64::new(0),
+                last_write_end: AtomicU64::new(u64::MAX),
+                read_time_ns: AtomicU64::new(0),
+                write_time_ns: AtomicU64::new(0),
+            }),
         }
     }
 
@@ -89,21 +99,21 @@ impl<D: Device> CountingDevice<D> {
     /// enough to take once per request of a replay).
     #[inline]
     pub fn time_ns(&self) -> u64 {
-        self.read_time_ns.load(Relaxed) + self.write_time_ns.load(Relaxed)
+        self.c.read_time_ns.load(Relaxed) + self.c.write_time_ns.load(Relaxed)
     }
 
     /// Counts so far.
     pub fn counts(&self) -> IoCounts {
         IoCounts {
-            reads: self.reads.load(Relaxed),
-            writes: self.writes.load(Relaxed),
-            batches: self.batches.load(Relaxed),
-            syncs: self.syncs.load(Relaxed),
-            read_bytes: self.read_bytes.load(Relaxed),
-            written_bytes: self.written_bytes.load(Relaxed),
-            sequential_writes: self.sequential_writes.load(Relaxed),
-            read_time_us: self.read_time_ns.load(Relaxed) as f64 / 1000.0,
-            write_time_us: self.write_time_ns.load(Relaxed) as f64 / 1000.0,
+            reads: self.c.reads.load(Relaxed),
+            writes: self.c.writes.load(Relaxed),
+            batches: self.c.batches.load(Relaxed),
+            syncs: self.c.syncs.load(Relaxed),
+            read_bytes: self.c.read_bytes.load(Relaxed),
+            written_bytes: self.c.written_bytes.load(Relaxed),
+            sequential_writes: self.c.sequential_writes.load(Relaxed),
+            read_time_us: self.c.read_time_ns.load(Relaxed) as f64 / 1000.0,
+            write_time_us: self.c.write_time_ns.load(Relaxed) as f64 / 1000.0,
         }
     }
 
@@ -115,9 +125,9 @@ impl<D: Device> CountingDevice<D> {
     ) -> Result<(), DeviceError> {
         let t0 = self.clock_ns();
         f()?;
-        Self::add_time(&self.read_time_ns, t0, self.clock_ns());
-        self.reads.fetch_add(1, Relaxed);
-        self.read_bytes.fetch_add(len as u64, Relaxed);
+        Self::add_time(&self.c.read_time_ns, t0, self.clock_ns());
+        self.c.reads.fetch_add(1, Relaxed);
+        self.c.read_bytes.fetch_add(len as u64, Relaxed);
         Ok(())
     }
 
@@ -125,23 +135,23 @@ impl<D: Device> CountingDevice<D> {
     fn timed_write(&self, f: impl FnOnce() -> Result<(), DeviceError>) -> Result<(), DeviceError> {
         let t0 = self.clock_ns();
         f()?;
-        Self::add_time(&self.write_time_ns, t0, self.clock_ns());
+        Self::add_time(&self.c.write_time_ns, t0, self.clock_ns());
         Ok(())
     }
 
     /// Counts one batch of `(offset, length)` writes.
     fn count_batch(&self, ops: impl Iterator<Item = (u64, usize)>) {
-        self.batches.fetch_add(1, Relaxed);
+        self.c.batches.fetch_add(1, Relaxed);
         for (offset, len) in ops {
             self.count_write(offset, len);
         }
     }
 
     fn count_write(&self, offset: u64, len: usize) {
-        self.writes.fetch_add(1, Relaxed);
-        self.written_bytes.fetch_add(len as u64, Relaxed);
-        if self.last_write_end.swap(offset + len as u64, Relaxed) == offset {
-            self.sequential_writes.fetch_add(1, Relaxed);
+        self.c.writes.fetch_add(1, Relaxed);
+        self.c.written_bytes.fetch_add(len as u64, Relaxed);
+        if self.c.last_write_end.swap(offset + len as u64, Relaxed) == offset {
+            self.c.sequential_writes.fetch_add(1, Relaxed);
         }
     }
 }
@@ -182,11 +192,22 @@ impl<D: Device> Device for CountingDevice<D> {
 
     fn sync(&self) -> Result<(), DeviceError> {
         self.inner.sync()?;
-        self.syncs.fetch_add(1, Relaxed);
+        self.c.syncs.fetch_add(1, Relaxed);
         Ok(())
     }
 
-    crate::forward_device!(inner => len, set_len, max_len, stats, alignment, describe);
+    /// The inner device's background handle, counted here too (same counters; its
+    /// device time is the makespan it adds).
+    fn background(&self) -> Option<Box<dyn Device>> {
+        let inner = self.inner.background()?;
+        Some(Box::new(CountingDevice {
+            inner,
+            c: Arc::clone(&self.c),
+        }))
+    }
+
+    crate::forward_device!(inner => len, set_len, max_len, stats, alignment, describe,
+                           join_background);
 }
 
 #[cfg(test)]

@@ -126,6 +126,10 @@ struct State {
 
 /// A memory device with crash images and injected faults.
 ///
+/// It has no background queue ([`Device::background`] is `None`): every request goes
+/// through its one ordered log of pending writes, so crash images stay exact and stores
+/// run their background work on their old path.
+///
 /// ```
 /// use flashbuf_device::fault::{CrashMode, FaultDevice};
 /// use flashbuf_device::Device;

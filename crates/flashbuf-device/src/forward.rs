@@ -6,7 +6,10 @@
 /// is: a field of `self` (`inner => ...`), or behind a pointer (`deref => ...`, for
 /// `Arc<D>`/`Box<D>`); then the methods to forward, by name (`read_at`, `write_at`,
 /// `write_batch`, `read_head`, `write_head`, `write_heads`, `sync`, `len`, `set_len`,
-/// `max_len`, `stats`, `alignment`, `describe`).
+/// `max_len`, `stats`, `alignment`, `describe`, `background`, `join_background`).
+/// Forward `background` only if handing the inner device's background queue past the
+/// wrapper is sound (see [`Device::background`](crate::Device::background)); a wrapper
+/// that must see every request wraps the handle itself or keeps the default `None`.
 /// A method neither written nor forwarded keeps the trait's default (if it has one) —
 /// the compiler names a required one that is missing.
 ///
@@ -96,6 +99,16 @@ macro_rules! forward_device {
     (@method $to:tt alignment) => {
         fn alignment(&self) -> usize {
             $crate::Device::alignment($crate::forward_device!(@to self $to))
+        }
+    };
+    (@method $to:tt background) => {
+        fn background(&self) -> ::core::option::Option<::std::boxed::Box<dyn $crate::Device>> {
+            $crate::Device::background($crate::forward_device!(@to self $to))
+        }
+    };
+    (@method $to:tt join_background) => {
+        fn join_background(&self) -> ::core::result::Result<(), $crate::DeviceError> {
+            $crate::Device::join_background($crate::forward_device!(@to self $to))
         }
     };
     (@method $to:tt describe) => {

@@ -7,6 +7,9 @@
 //! - Wrappers (decorators over any device): [`CountingDevice`] (counts requests by kind) and
 //!   [`CostDevice`] (fixed per-read and per-write latency on a virtual clock). A wrapper
 //!   writes only the methods it changes and forwards the rest with [`forward_device!`].
+//! - Background queue: [`Device::background`] hands out a second queue of the same device
+//!   for background work (a simulated device's background stream overlaps foreground I/O
+//!   on its clock; [`Device::join_background`] waits for it); other devices have none.
 //! - [`sim`]: simulated flash (NAND array, page-mapped / BAST / FAST FTLs) and disk devices
 //!   on a virtual clock, with the papers' devices as named profiles ([`SimDevice`]).
 //! - [`profile`]: a uFLIP-style profiler that measures any device ([`run_profile`]).
@@ -150,16 +153,46 @@ pub trait Device: Send + Sync {
     }
     /// A short description for reports (`memory`, `file:/path`, `sim:mtron`, ...).
     fn describe(&self) -> String;
+    /// A handle for background work (a store's proactive flusher) whose requests are
+    /// served on a second queue of this same device, or `None` (the default) if the
+    /// device has no such queue.
+    ///
+    /// Contract of the handle: the same bytes, the same mapping and the same
+    /// [`Device::stats`] as this device (its requests are counted and timed there); on a
+    /// device with a clock, its requests run on their own clock, which never runs behind
+    /// this device's (main) clock: a background request starts no earlier than the main
+    /// clock when it is submitted, so background work *overlaps* foreground I/O in virtual
+    /// time instead of adding to it. Every handle returned shares one background queue.
+    /// The handle's own `background` is `None`. Data visibility is immediate (a read on
+    /// either queue sees every write submitted before it); only time overlaps, so a
+    /// caller that must not let a foreground request complete before earlier background
+    /// work (reusing space that work freed) calls [`Device::join_background`] first.
+    ///
+    /// Wrappers either wrap the handle so their view stays complete (counting, metering)
+    /// or return `None` (cost models with their own clock, fault injection: everything
+    /// must pass through the one device they order and crash).
+    fn background(&self) -> Option<Box<dyn Device>> {
+        None
+    }
+    /// The main queue waits for the background queue ([`Device::background`]): its clock
+    /// moves to the background clock if that is later, so the next foreground request
+    /// starts after every background request submitted so far completed. A no-op (the
+    /// default) on devices without a background queue.
+    fn join_background(&self) -> Result<(), DeviceError> {
+        Ok(())
+    }
 }
 
 impl<D: Device + ?Sized> Device for Arc<D> {
     forward_device!(deref => read_at, write_at, write_batch, read_head, write_head,
-                    write_heads, sync, len, set_len, max_len, stats, alignment, describe);
+                    write_heads, sync, len, set_len, max_len, stats, alignment, describe,
+                    background, join_background);
 }
 
 impl<D: Device + ?Sized> Device for Box<D> {
     forward_device!(deref => read_at, write_at, write_batch, read_head, write_head,
-                    write_heads, sync, len, set_len, max_len, stats, alignment, describe);
+                    write_heads, sync, len, set_len, max_len, stats, alignment, describe,
+                    background, join_background);
 }
 
 /// `head` followed by zeros up to `len` bytes (the default metadata-only writes; the

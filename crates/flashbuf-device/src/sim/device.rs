@@ -12,6 +12,7 @@ use crate::{Device, DeviceError, HeadWrite, WriteOp};
 use flashbuf_core::DeviceStats;
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// What a simulated device is made of (for reports).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -92,7 +93,7 @@ pub struct SimDevice {
     profile: SimProfile,
     capacity: u64,
     seed: u64,
-    pub(super) inner: Mutex<Inner>,
+    pub(super) inner: Arc<Mutex<Inner>>,
 }
 
 /// Largest logical capacity a simulated device accepts (the image lives in memory).
@@ -130,7 +131,7 @@ impl SimDevice {
             profile,
             capacity: capacity_bytes,
             seed,
-            inner: Mutex::new(Inner {
+            inner: Arc::new(Mutex::new(Inner {
                 backend,
                 image: vec![0u8; image_len],
                 heads: Heads::default(),
@@ -140,7 +141,7 @@ impl SimDevice {
                 seq: 0,
                 stats: DeviceStats::default(),
                 preconditioned: None,
-            }),
+            })),
         })
     }
 
@@ -258,7 +259,7 @@ impl SimDevice {
         };
         f.ftl.reset_stats();
         f.ftl.nand_mut().discard_cost();
-        f.channel_free.iter_mut().for_each(|c| *c = 0);
+        f.reset_channels();
         f.ring.iter_mut().for_each(|c| *c = 0);
         *stats = DeviceStats::default();
         q.reset();
@@ -322,6 +323,43 @@ impl Inner {
         heads.truncate(len, |o, b| put_image(image, written_end, o, b));
     }
 
+    /// [`Device::set_len`] within `capacity` (`name` for the error).
+    pub(super) fn set_len(
+        &mut self,
+        len: u64,
+        capacity: u64,
+        name: &str,
+    ) -> Result<(), DeviceError> {
+        if len > capacity {
+            return Err(DeviceError::NoSpace(format!(
+                "{name} holds at most {capacity} bytes, {len} asked"
+            )));
+        }
+        if len < self.len {
+            self.truncate_heads(len);
+            // Zero only what was ever written: filling untouched zero pages would make the
+            // kernel back the whole image with memory (a fresh 330 MB device formatted by
+            // a store spent most of a reproduction's time in page faults).
+            let from = len as usize;
+            let to = (self.len as usize).min(self.written_end);
+            if from < to {
+                self.image[from..to].fill(0);
+            }
+            self.written_end = self.written_end.min(from);
+        }
+        self.len = len;
+        Ok(())
+    }
+
+    /// [`Device::stats`]: the counters, the makespan as device time.
+    pub(super) fn device_stats(&mut self) -> DeviceStats {
+        self.refresh_flash_stats();
+        DeviceStats {
+            device_time_us: self.q.makespan_ns() as f64 / 1000.0,
+            ..self.stats
+        }
+    }
+
     fn refresh_flash_stats(&mut self) {
         if let Backend::Flash(f) = &self.backend {
             let s = f.ftl.stats();
@@ -371,28 +409,8 @@ impl Device for SimDevice {
     }
 
     fn set_len(&self, len: u64) -> Result<(), DeviceError> {
-        if len > self.capacity {
-            return Err(DeviceError::NoSpace(format!(
-                "{} holds at most {} bytes, {len} asked",
-                self.describe_name(),
-                self.capacity
-            )));
-        }
-        let mut inner = self.inner.lock();
-        if len < inner.len {
-            inner.truncate_heads(len);
-            // Zero only what was ever written: filling untouched zero pages would make the
-            // kernel back the whole image with memory (a fresh 330 MB device formatted by
-            // a store spent most of a reproduction's time in page faults).
-            let from = len as usize;
-            let to = (inner.len as usize).min(inner.written_end);
-            if from < to {
-                inner.image[from..to].fill(0);
-            }
-            inner.written_end = inner.written_end.min(from);
-        }
-        inner.len = len;
-        Ok(())
+        let name = self.describe_name();
+        self.inner.lock().set_len(len, self.capacity, &name)
     }
 
     fn max_len(&self) -> Option<u64> {
@@ -400,15 +418,23 @@ impl Device for SimDevice {
     }
 
     fn stats(&self) -> DeviceStats {
-        let mut inner = self.inner.lock();
-        inner.refresh_flash_stats();
-        DeviceStats {
-            device_time_us: inner.q.makespan_ns() as f64 / 1000.0,
-            ..inner.stats
-        }
+        self.inner.lock().device_stats()
     }
 
     fn describe(&self) -> String {
         self.describe_name()
+    }
+
+    fn background(&self) -> Option<Box<dyn Device>> {
+        Some(Box::new(super::background::SimBackground::new(
+            Arc::clone(&self.inner),
+            self.capacity,
+            self.describe_name(),
+        )))
+    }
+
+    fn join_background(&self) -> Result<(), DeviceError> {
+        self.inner.lock().join_background();
+        Ok(())
     }
 }

@@ -19,6 +19,7 @@ pub mod nand;
 pub mod options;
 pub mod profiles;
 
+mod background;
 mod device;
 mod flash;
 mod hdd;

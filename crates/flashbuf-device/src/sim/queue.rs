@@ -10,10 +10,20 @@
 //! - **Flash**: a request's flash operations queue on their channels as with one stream
 //!   (each channel is busy until its last booked operation ends; a new operation starts at
 //!   the later of its request's start and that time). So requests of different streams
-//!   overlap where they use different channels and serialize where they share one. Command
+//!   overlap where they use different channels and serialize where they share one; a
+//!   request's operations take the earliest idle gap of their channel from its start, so
+//!   work a stream booked for later does not delay a request submitted earlier in virtual
+//!   time (with submissions in start order there are no such gaps). A sync ends when the
+//!   operations of every request submitted by its start have. Command
 //!   overhead and host transfer are per request and overlap across streams (a queued
 //!   command interface; the host link is not a shared resource of the model), and the
 //!   write buffer is shared.
+//! - **Background** ([`SimDevice::background_stream`], the queue of
+//!   [`Device::background`](crate::Device::background)'s handle): a stream whose request
+//!   starts at the later of its own clock and the main stream's, so background work
+//!   submitted between foreground requests runs beside them (never "in the past" of the
+//!   foreground that issued it); [`Device::join_background`](crate::Device::join_background)
+//!   moves the main clock up to the background clock.
 //! - **Disk**: one actuator: a request starts at the later of its stream's clock and the
 //!   previous request's completion (requests of different streams never overlap).
 //! - **Order**: the FTL (and the disk) see the requests in submission order, whatever
@@ -80,6 +90,8 @@ pub(super) struct Queues {
     disk_free_ns: u64,
     /// Slot clocks of the batch being served (kept to spare an allocation per batch).
     slots: Vec<u64>,
+    /// The background stream ([`SimDevice::background_stream`]), once opened.
+    background: Option<usize>,
 }
 
 impl Queues {
@@ -91,7 +103,20 @@ impl Queues {
             requests: 0,
             disk_free_ns: 0,
             slots: Vec::new(),
+            background: None,
         }
+    }
+
+    /// The earliest time a request can still start: the earliest clock of a stream other
+    /// than the background one (whose requests start at the main clock or later).
+    fn floor_ns(&self) -> u64 {
+        self.clocks
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| Some(i) != self.background)
+            .map(|(_, &c)| c)
+            .min()
+            .unwrap_or(0)
     }
 
     /// The latest stream clock, ns.
@@ -111,13 +136,20 @@ impl Queues {
         self.disk_free_ns = 0;
     }
 
+    /// Where the next request of stream `s` starts: its clock, and for the background
+    /// stream no earlier than the main clock.
     fn clock(&self, s: StreamId) -> Result<u64, DeviceError> {
-        self.clocks.get(s.0).copied().ok_or_else(|| {
+        let c = self.clocks.get(s.0).copied().ok_or_else(|| {
             DeviceError::Config(format!(
                 "stream {} is not open on this device ({} open)",
                 s.0,
                 self.clocks.len()
             ))
+        })?;
+        Ok(if Some(s.0) == self.background {
+            c.max(self.clocks[0])
+        } else {
+            c
         })
     }
 }
@@ -135,12 +167,16 @@ impl Inner {
     /// latency. Bytes and counters are the caller's.
     fn serve(&mut self, clock: &mut u64, req: Req) {
         let start = *clock;
+        let floor = self.q.floor_ns();
         let done = match &mut self.backend {
-            Backend::Flash(f) => match req {
-                Req::Read { offset, len } => f.read(offset, len, start),
-                Req::Write { offset, len } => f.write(offset, len, start, &mut self.seq),
-                Req::Sync => f.sync(start),
-            },
+            Backend::Flash(f) => {
+                f.prune(floor.min(start));
+                match req {
+                    Req::Read { offset, len } => f.read(offset, len, start),
+                    Req::Write { offset, len } => f.write(offset, len, start, &mut self.seq),
+                    Req::Sync => f.sync(start),
+                }
+            }
             Backend::Hdd(h) => {
                 let at = start.max(self.q.disk_free_ns);
                 let done = match req {
@@ -241,6 +277,25 @@ impl Inner {
         Ok(())
     }
 
+    /// The background stream, opened (at the makespan) on first use.
+    pub(super) fn background_stream(&mut self) -> StreamId {
+        if let Some(b) = self.q.background {
+            return StreamId(b);
+        }
+        let at = self.q.makespan_ns();
+        self.q.clocks.push(at);
+        let b = self.q.clocks.len() - 1;
+        self.q.background = Some(b);
+        StreamId(b)
+    }
+
+    /// The main stream waits for the background stream (if open).
+    pub(super) fn join_background(&mut self) {
+        if let Some(b) = self.q.background {
+            self.q.clocks[0] = self.q.clocks[0].max(self.q.clocks[b]);
+        }
+    }
+
     /// `write_batch` on the main stream at the device's queue depth (module docs).
     pub(super) fn write_batch_queued(&mut self, ops: &[WriteOp<'_>]) -> Result<(), DeviceError> {
         self.queued(ops.len(), |i| {
@@ -306,6 +361,15 @@ impl SimDevice {
         let at = inner.q.makespan_ns();
         inner.q.clocks.push(at);
         StreamId(inner.q.clocks.len() - 1)
+    }
+
+    /// The background stream ([`Device::background`](crate::Device::background)'s queue),
+    /// opened on first use: a stream whose requests start no earlier than the main
+    /// stream's clock at their submission, so they overlap the main stream's instead of
+    /// following them.
+    pub fn background_stream(&self) -> StreamId {
+        let mut inner = self.inner.lock();
+        inner.background_stream()
     }
 
     /// Writes `data` at `offset` as one request on stream `s` (as [`Device::write_at`](crate::Device::write_at)).

@@ -68,6 +68,32 @@ impl FlushMode {
     }
 }
 
+/// Where proactive flushes run (only with [`FlushMode::Proactive`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Flusher {
+    /// On the device's background queue
+    /// ([`Device::background`](flashbuf_device::Device::background)) when it has one:
+    /// each write that makes an instance qualify flushes it inline, deterministically,
+    /// on that queue, so that on a device with a clock the flush overlaps the foreground
+    /// I/O in virtual time (the paper's parallel mode, its Fig. 5). Devices without a
+    /// background queue get [`Flusher::Thread`].
+    #[default]
+    Queue,
+    /// On a background thread through the device itself (the requests interleave with
+    /// the writers' in whatever order the threads run).
+    Thread,
+}
+
+impl Flusher {
+    /// The option's word.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Flusher::Queue => "queue",
+            Flusher::Thread => "thread",
+        }
+    }
+}
+
 /// The device figures the flush manager needs: time per page of each write pattern
 /// (T_seq, T_par, T_focus), θ_min, the focused-area size and the number of partitions of
 /// the partitioned pattern. Usually taken from a uFLIP-style [`DeviceProfile`].
@@ -156,6 +182,8 @@ pub struct StableBufferConfig {
     pub recognition: Recognition,
     /// Flushing strategy.
     pub flush: FlushMode,
+    /// Where proactive flushes run.
+    pub flusher: Flusher,
     /// Device figures for the selection score and the thresholds.
     pub costs: PatternCosts,
     /// The order a flush writes an instance home (default: each pattern's own order).
@@ -184,6 +212,7 @@ impl Default for StableBufferConfig {
             staging_bytes: 4 << 20,
             recognition: Recognition::Incremental,
             flush: FlushMode::Passive,
+            flusher: Flusher::Queue,
             costs: PatternCosts::default(),
             order: WriteOrder::Pattern,
             min_run: MinRun::Pair,

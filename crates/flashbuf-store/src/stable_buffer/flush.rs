@@ -3,7 +3,8 @@
 //! write them home in the pattern's order ([`super::order`]: sequential ascending,
 //! partitioned round-robin, focused in staging order; or sorted with `order=sorted`), and
 //! free the slots once the home copies are durable.
-//! Also the background flusher thread of proactive flushing.
+//! Also the background flusher thread of proactive flushing (`flusher=thread`, or a
+//! device without a background queue; the inline flusher is [`super::background`]).
 
 use super::layout::{decode_slot, restore_page};
 use super::order::arrange;
@@ -21,6 +22,13 @@ pub(super) struct FlushJob {
     items: Vec<(u64, u32)>,
     /// Some page was staged after the last sync began: sync before writing home.
     pre_sync: bool,
+}
+
+impl FlushJob {
+    /// (destination, slot) of each page, in write order.
+    pub(super) fn items(&self) -> &[(u64, u32)] {
+        &self.items
+    }
 }
 
 impl<D: Device> Inner<D> {
@@ -86,9 +94,25 @@ impl<D: Device> Inner<D> {
         })
     }
 
-    /// Runs a flush taken by [`Inner::begin_flush`]. On error the store is poisoned.
+    /// Runs a flush taken by [`Inner::begin_flush`] on the device. On error the store is
+    /// poisoned.
     pub(super) fn execute_flush(&self, job: FlushJob) -> Result<(), StoreError> {
-        let r = self.flush_io(&job);
+        self.execute_flush_on(job, None)
+    }
+
+    /// Runs a flush on `background` (the device's background queue) if given, else on the
+    /// device; a background flush stamps what it freed ([`super::background`]).
+    pub(super) fn execute_flush_on(
+        &self,
+        job: FlushJob,
+        background: Option<&dyn Device>,
+    ) -> Result<(), StoreError> {
+        let r = match background {
+            Some(bg) => self.flush_io(&job, bg),
+            None => self
+                .join_for_homes(&job)
+                .and_then(|()| self.flush_io(&job, &self.dev)),
+        };
         if let Err(e) = &r {
             // Its pages stay marked as flushing: the store cannot go on (fail-stop).
             self.poison.poison(&format!("flush failed: {e}"));
@@ -103,6 +127,10 @@ impl<D: Device> Inner<D> {
                 st.bits.free(s);
             }
         }
+        let r = match (r, background) {
+            (Ok(()), Some(_)) => self.stamp_background(&mut st, &job),
+            (r, _) => r,
+        };
         self.changed.notify_all();
         if r.is_err() {
             self.flusher_wake.notify_all();
@@ -110,14 +138,14 @@ impl<D: Device> Inner<D> {
         r
     }
 
-    fn flush_io(&self, job: &FlushJob) -> Result<(), StoreError> {
+    fn flush_io(&self, job: &FlushJob, dev: &dyn Device) -> Result<(), StoreError> {
         let ps = self.buf_bytes();
         let mut bufs = AlignedBuf::zeroed(ps * job.items.len(), 4096);
         let mut end = 0u64;
         let mut homes = Vec::with_capacity(job.items.len());
         for (k, &(d, s)) in job.items.iter().enumerate() {
             let buf = &mut bufs[k * ps..(k + 1) * ps];
-            self.read_page_at(self.layout.slot_offset(s), buf)?;
+            self.read_page_on(dev, self.layout.slot_offset(s), buf)?;
             match decode_slot(buf, self.salt, s) {
                 Ok(h) if h.dest.0 == d => restore_page(buf),
                 _ => {
@@ -142,11 +170,11 @@ impl<D: Device> Inner<D> {
             .map(|(k, &offset)| (offset, &bufs[k * ps..(k + 1) * ps]))
             .collect();
         if job.pre_sync {
-            self.sync_device(false)?;
+            self.sync_on(dev, false)?;
         }
         self.grow.ensure(&self.dev, &self.poison, end)?;
-        self.write_pages_at(&ops)?;
-        self.sync_device(false)?;
+        self.write_pages_on(dev, &ops)?;
+        self.sync_on(dev, false)?;
         debug_assert!(Pattern::ALL.contains(&job.pattern));
         Ok(())
     }

@@ -84,6 +84,12 @@
 //!    syncs, and commits the promise record (issue 11, bugs B and C): see [`promise`] for
 //!    the record, the protocol and the reasoning.
 //! 5. Any device error poisons the store (fail-stop); the background flusher's too.
+//! 6. Proactive flushes on the device's background queue ([`Flusher::Queue`], the
+//!    default when the device has one; `background.rs`) free their slots when their
+//!    requests are submitted; the main queue joins the background queue before it reuses
+//!    such a slot or reads such a home copy, so no foreground request overtakes the flush
+//!    it depends on in virtual time. The bytes and their order are those of an inline
+//!    flush; devices that inject faults or crashes have no background queue.
 //!
 //! The data area's extent is recorded too ([`crate::state`]): a truncated store is refused.
 //!
@@ -107,6 +113,7 @@
 //! recognizer's ordered sets come on top (up to about 60 bytes per staged page, reported
 //! separately); on-demand recognition allocates its sorted array only during a flush.
 
+mod background;
 pub mod config;
 mod flush;
 mod format;
@@ -124,7 +131,7 @@ pub mod report;
 pub mod sbtt;
 mod writer;
 
-pub use config::{FlushMode, PatternCosts, Recognition, StableBufferConfig};
+pub use config::{FlushMode, Flusher, PatternCosts, Recognition, StableBufferConfig};
 pub use order::{arrange, MinRun, WriteOrder};
 pub use patterns::{
     on_demand, Candidates, IncrementalRecognizer, Instance, Pattern, PatternParams,
@@ -259,6 +266,8 @@ struct State {
     lost: HashMap<u64, Lost>,
     shutdown: bool,
     stats: StableBufferStats,
+    /// The slot-reuse rule of background flushes (`background.rs`).
+    joins: background::Joins,
 }
 
 #[derive(Debug)]
@@ -284,6 +293,8 @@ struct Inner<D> {
     unfenced_sync: AtomicBool,
     poison: Poison,
     counters: StoreCounters,
+    /// The device's background queue, when proactive flushes run on it (`background.rs`).
+    background: Option<background::BackgroundQueue>,
 }
 
 /// The StableBuffer write path: pages are staged in a small on-device area and flushed
@@ -334,6 +345,10 @@ impl<D: Device + 'static> StableBufferStore<D> {
         (state_area, written): (StateArea, WrittenMap),
     ) -> Result<Arc<Inner<D>>, StoreError> {
         let params = PatternParams::new(&cfg.costs, cfg.page_size).with_min_run(cfg.min_run);
+        let background = (cfg.flush == FlushMode::Proactive && cfg.flusher == Flusher::Queue)
+            .then(|| dev.background())
+            .flatten()
+            .map(background::BackgroundQueue);
         let recognizer = (cfg.recognition == Recognition::Incremental)
             .then(|| IncrementalRecognizer::new(&params));
         let state = State {
@@ -355,6 +370,7 @@ impl<D: Device + 'static> StableBufferStore<D> {
                 slots: layout.slots,
                 ..StableBufferStats::default()
             },
+            joins: background::Joins::new(layout.slots, background.is_some()),
         };
         let grow = Growth::new(cfg.page_size, cfg.grow_bytes);
         Ok(Arc::new(Inner {
@@ -373,11 +389,12 @@ impl<D: Device + 'static> StableBufferStore<D> {
             unfenced_sync: AtomicBool::new(false),
             poison: Poison::default(),
             counters: StoreCounters::default(),
+            background,
         }))
     }
 
     fn launch(inner: Arc<Inner<D>>) -> Result<Self, StoreError> {
-        let flusher = if inner.cfg.flush == FlushMode::Proactive {
+        let flusher = if inner.cfg.flush == FlushMode::Proactive && inner.background.is_none() {
             let i = Arc::clone(&inner);
             let h = std::thread::Builder::new()
                 .name("stable-buffer-flusher".to_string())
@@ -463,6 +480,18 @@ impl<D: Device + 'static> StableBufferStore<D> {
     #[doc(hidden)]
     pub fn simulate_bug_unfenced_sync(&self, on: bool) {
         self.inner.unfenced_sync.store(on, Relaxed);
+    }
+
+    /// Whether proactive flushes run inline on the device's background queue (see
+    /// [`Flusher::Queue`]) rather than on a thread.
+    pub fn flushes_on_background_queue(&self) -> bool {
+        self.inner.background.is_some()
+    }
+
+    /// Times the main queue joined the background queue before reusing what a
+    /// background flush freed (see [`Flusher::Queue`]).
+    pub fn background_joins(&self) -> u64 {
+        self.inner.state.lock().joins.count
     }
 
     /// Pages staged now.

@@ -4,15 +4,15 @@
 //!
 //! `stable-buffer:recognition=ondemand|incremental,flush=passive|proactive,size=BYTES|slots=N,
 //! profile=sim:NAME|PATH,align=BYTES|align_pages=N,grow=BYTES|grow_pages=N,
-//! order=pattern|sorted,min-run=2|theta`. Defaults: incremental,
-//! passive, the profile's focused-area size (paper §2.1 and §4), the device's own profile
+//! order=pattern|sorted,min-run=2|theta,flusher=queue|thread`. Defaults: incremental,
+//! passive (proactive flushes on the device's background queue when it has one), the profile's focused-area size (paper §2.1 and §4), the device's own profile
 //! (a simulated device's is measured through the context; other devices get the paper's
 //! Mtron figures), 4 MiB alignment, 64 MiB growth, and the paper's patterns as printed
 //! (`order=pattern`, `min-run=2`: see [`super::order`] for the two extra rules).
 
 use super::layout::Layout;
 use super::{
-    FlushMode, MinRun, PatternCosts, Recognition, StableBufferConfig, StableBufferStore,
+    FlushMode, Flusher, MinRun, PatternCosts, Recognition, StableBufferConfig, StableBufferStore,
     WriteOrder, KIND,
 };
 use crate::registry::{self, GrowStep, StoreContext, StoreFactory, GROW, GROW_PAGES};
@@ -95,6 +95,14 @@ pub const OPTIONS: &[OptionSpec] = &[
         help: "shortest run that makes a partition: 2 pages (any sequential run, as printed) \
                or ceil(theta_seq) pages (an extra rule)",
     },
+    OptionSpec {
+        key: "flusher",
+        kind: OptKind::Choice(&["queue", "thread"]),
+        default: Some("queue"),
+        help: "where proactive flushes run: inline on the device's background queue, \
+               overlapping foreground I/O on its clock (devices without one: a thread), or \
+               on a background thread through the device's one queue",
+    },
 ];
 
 /// How big the staging area is.
@@ -130,6 +138,8 @@ pub struct StableBufferOptions {
     pub order: WriteOrder,
     /// Shortest run that makes a partition.
     pub min_run: MinRun,
+    /// Where proactive flushes run.
+    pub flusher: Flusher,
 }
 
 impl StableBufferOptions {
@@ -164,6 +174,10 @@ impl StableBufferOptions {
             min_run: match o.word("min-run") {
                 Some("theta") => MinRun::Theta,
                 _ => MinRun::Pair,
+            },
+            flusher: match o.word("flusher") {
+                Some("thread") => Flusher::Thread,
+                _ => Flusher::Queue,
             },
         })
     }
@@ -205,6 +219,7 @@ impl StableBufferOptions {
             staging_bytes,
             recognition: self.recognition,
             flush: self.flush,
+            flusher: self.flusher,
             costs,
             order: self.order,
             min_run: self.min_run,

@@ -24,7 +24,17 @@ impl<D: Device> Inner<D> {
 
     /// Reads the page-sized range at `off` into `buf` (one page, as exchanged).
     pub(super) fn read_page_at(&self, off: u64, buf: &mut [u8]) -> Result<(), StoreError> {
-        let r = page_requests::read_page(&self.dev, self.cfg.data, self.cfg.page_size, off, buf);
+        self.read_page_on(&self.dev, off, buf)
+    }
+
+    /// [`Inner::read_page_at`] through `dev` (the device or its background queue).
+    pub(super) fn read_page_on(
+        &self,
+        dev: &dyn Device,
+        off: u64,
+        buf: &mut [u8],
+    ) -> Result<(), StoreError> {
+        let r = page_requests::read_page(dev, self.cfg.data, self.cfg.page_size, off, buf);
         self.poison.guard(r)
     }
 
@@ -34,9 +44,13 @@ impl<D: Device> Inner<D> {
         self.poison.guard(r)
     }
 
-    /// Writes `(offset, page)` pairs as one device batch of page-sized ranges.
-    pub(super) fn write_pages_at(&self, pages: &[(u64, &[u8])]) -> Result<(), StoreError> {
-        let r = page_requests::write_pages(&self.dev, self.cfg.data, self.cfg.page_size, pages);
+    /// Writes `(offset, page)` pairs as one batch of page-sized ranges through `dev`.
+    pub(super) fn write_pages_on(
+        &self,
+        dev: &dyn Device,
+        pages: &[(u64, &[u8])],
+    ) -> Result<(), StoreError> {
+        let r = page_requests::write_pages(dev, self.cfg.data, self.cfg.page_size, pages);
         self.poison.guard(r)
     }
 }

@@ -225,6 +225,12 @@ impl<D: Device> Inner<D> {
     /// promise nothing, so staged pages keep being updated in place between callers'
     /// syncs.
     pub(super) fn sync_device(&self, promise: bool) -> Result<(), StoreError> {
+        self.sync_on(&self.dev, promise)
+    }
+
+    /// [`Inner::sync_device`] with the device sync issued through `dev` (the device, or
+    /// its background queue for a background flush's own syncs).
+    pub(super) fn sync_on(&self, dev: &dyn Device, promise: bool) -> Result<(), StoreError> {
         let _serial = self.sync_lock.lock();
         self.poison.check()?;
         let record = {
@@ -250,7 +256,7 @@ impl<D: Device> Inner<D> {
             record
         };
         let len_before = self.dev.len();
-        let mut r = self.poison.guard(self.dev.sync());
+        let mut r = self.poison.guard(dev.sync());
         let mut committed = false;
         let mut map_committed = None;
         if let (Ok(()), Some((rec, map))) = (&r, record) {

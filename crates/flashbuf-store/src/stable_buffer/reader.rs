@@ -61,7 +61,13 @@ impl<D: Device> Inner<D> {
                     match st.sbtt.get(d) {
                         Some(s) if st.bits.busy(s) => self.changed.wait(&mut st),
                         Some(s) => break (Loc::Slot(s), st.slot_write_gen),
-                        None => break (Loc::Home, st.home_write_gen),
+                        None => {
+                            if st.joins.home_pending(d) {
+                                // A background flush wrote it home: wait for that.
+                                self.join(&mut st)?;
+                            }
+                            break (Loc::Home, st.home_write_gen);
+                        }
                     }
                 }
             };

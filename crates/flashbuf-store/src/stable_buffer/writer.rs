@@ -77,6 +77,15 @@ impl<D: Device> Inner<D> {
                 }
                 _ => st.bits.alloc().map(Target::NewSlot),
             };
+            if let Some(Target::NewSlot(s)) = target {
+                if st.joins.slot_pending(s) {
+                    // A background flush freed it and may not have completed yet.
+                    if let Err(e) = self.join(&mut st) {
+                        st.bits.free(s);
+                        return Err(e);
+                    }
+                }
+            }
             let Some(target) = target else {
                 // No free slot: flush (Algorithm 2's Flush Manager call), release held
                 // slots with a sync, or wait for a flush or write in flight.
@@ -156,6 +165,10 @@ impl<D: Device> Inner<D> {
             st.meta[slot as usize] = super::SlotMeta { seq, version };
             self.changed.notify_all();
             if self.cfg.flush == FlushMode::Proactive {
+                if self.background.is_some() {
+                    drop(st);
+                    return self.flush_proactively_inline();
+                }
                 self.flusher_wake.notify_one();
             }
             return Ok(());

@@ -8,10 +8,14 @@
 //!   syncs. Requests are serialized by the meter (the simulator serves one at a time
 //!   anyway) so each one's virtual time is exact.
 //! - **Response time of a write** = the virtual device time that passed during the store
-//!   call (its staging write, any flush it triggered, and — proactive — the background
-//!   flusher's I/O interleaved with it) + the CPU time of the call on the replay thread,
+//!   call (its staging write, any flush it triggered, and — proactive — what the background
+//!   flush it triggered added to the makespan beside it) + the CPU time of the call on the replay thread,
 //!   minus the CPU the simulator itself spent on that thread (the store's own CPU:
 //!   recognition, tables, checksums, copies).
+//! - **Background queue** (proactive flushing with `flusher=queue`, the default): the
+//!   device's background handle is metered into the same buckets; a request's device time
+//!   is the makespan it adds, so a flush that overlaps the foreground on distinct channels
+//!   costs only what it adds beyond it, and the buckets still sum to the device time.
 //! - **Utilisation**: the fraction of slots in use, sampled every 256 writes from the
 //!   store's report.
 //!
@@ -83,9 +87,15 @@ impl Buckets {
     }
 }
 
-/// The metering device wrapper.
+/// The metering device wrapper (of the device, or of its background queue: both share
+/// one [`Shared`]).
 struct Meter {
     inner: Box<dyn Device>,
+    s: Arc<Shared>,
+}
+
+/// What the meters of a device and of its background queue share.
+struct Shared {
     buckets: Mutex<Buckets>,
     /// Writes at or beyond this offset are home writes (`u64::MAX` until known).
     data_offset: AtomicU64,
@@ -107,13 +117,14 @@ impl Meter {
         f: impl FnOnce(&dyn Device) -> Result<T, DeviceError>,
         account: impl FnOnce(&mut Buckets, f64),
     ) -> Result<T, DeviceError> {
-        let mut b = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
-        let on_replay = std::thread::current().id() == self.replay;
+        let mut b = self.s.buckets.lock().unwrap_or_else(|e| e.into_inner());
+        let on_replay = std::thread::current().id() == self.s.replay;
         let t0 = self.clock_us();
         let c0 = if on_replay { thread_cpu_ns() } else { 0 };
         let r = f(self.inner.as_ref());
         if on_replay {
-            self.replay_device_cpu_ns
+            self.s
+                .replay_device_cpu_ns
                 .fetch_add(thread_cpu_ns().saturating_sub(c0), Relaxed);
         }
         account(&mut b, self.clock_us() - t0);
@@ -123,7 +134,8 @@ impl Meter {
 
 impl Device for Meter {
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
-        let fg = self.foreground_read.load(Relaxed) && std::thread::current().id() == self.replay;
+        let fg =
+            self.s.foreground_read.load(Relaxed) && std::thread::current().id() == self.s.replay;
         self.metered(
             |d| d.read_at(offset, buf),
             |b, us| {
@@ -142,7 +154,7 @@ impl Device for Meter {
     }
 
     fn write_batch(&self, ops: &[WriteOp<'_>]) -> Result<(), DeviceError> {
-        let data = self.data_offset.load(Relaxed);
+        let data = self.s.data_offset.load(Relaxed);
         for op in ops {
             self.metered(
                 |d| d.write_at(op.offset, op.data),
@@ -187,6 +199,19 @@ impl Device for Meter {
     fn describe(&self) -> String {
         self.inner.describe()
     }
+
+    /// The device's background queue, metered into the same buckets (a proactive
+    /// flush's reads, home writes and syncs).
+    fn background(&self) -> Option<Box<dyn Device>> {
+        Some(Box::new(Meter {
+            inner: self.inner.background()?,
+            s: Arc::clone(&self.s),
+        }))
+    }
+
+    fn join_background(&self) -> Result<(), DeviceError> {
+        self.inner.join_background()
+    }
 }
 
 /// What the meter measured over one replay.
@@ -229,7 +254,7 @@ impl MeterHook {
 
     fn buckets(&self) -> Buckets {
         self.meter.as_ref().map_or_else(Buckets::default, |m| {
-            *m.buckets.lock().unwrap_or_else(|e| e.into_inner())
+            *m.s.buckets.lock().unwrap_or_else(|e| e.into_inner())
         })
     }
 }
@@ -244,11 +269,13 @@ impl ReplayHook for MeterHook {
     fn wrap_device(&mut self, device: Box<dyn Device>) -> Box<dyn Device> {
         let m = Arc::new(Meter {
             inner: device,
-            buckets: Mutex::new(Buckets::default()),
-            data_offset: AtomicU64::new(u64::MAX),
-            replay: std::thread::current().id(),
-            foreground_read: AtomicBool::new(false),
-            replay_device_cpu_ns: AtomicU64::new(0),
+            s: Arc::new(Shared {
+                buckets: Mutex::new(Buckets::default()),
+                data_offset: AtomicU64::new(u64::MAX),
+                replay: std::thread::current().id(),
+                foreground_read: AtomicBool::new(false),
+                replay_device_cpu_ns: AtomicU64::new(0),
+            }),
         });
         self.meter = Some(m.clone());
         Box::new(m)
@@ -257,7 +284,7 @@ impl ReplayHook for MeterHook {
     fn store_ready(&mut self, _store: &dyn PageStore) -> Result<(), LabError> {
         if let Some(m) = &self.meter {
             let sb = Superblock::read(m.as_ref())?;
-            m.data_offset.store(sb.data_offset, Relaxed);
+            m.s.data_offset.store(sb.data_offset, Relaxed);
         }
         self.b0 = self.buckets();
         Ok(())
@@ -266,12 +293,12 @@ impl ReplayHook for MeterHook {
     fn before_ref(&mut self, op: Op) {
         let Some(m) = &self.meter else { return };
         match op {
-            Op::Read => m.foreground_read.store(true, Relaxed),
+            Op::Read => m.s.foreground_read.store(true, Relaxed),
             Op::Write => {
                 self.start = (
                     m.clock_us(),
                     thread_cpu_ns(),
-                    m.replay_device_cpu_ns.load(Relaxed),
+                    m.s.replay_device_cpu_ns.load(Relaxed),
                 )
             }
         }
@@ -280,10 +307,10 @@ impl ReplayHook for MeterHook {
     fn after_ref(&mut self, op: Op, store: &dyn PageStore) {
         let Some(m) = &self.meter else { return };
         match op {
-            Op::Read => m.foreground_read.store(false, Relaxed),
+            Op::Read => m.s.foreground_read.store(false, Relaxed),
             Op::Write => {
                 let (t0, c0, d0) = self.start;
-                let d1 = m.replay_device_cpu_ns.load(Relaxed);
+                let d1 = m.s.replay_device_cpu_ns.load(Relaxed);
                 let c1 = thread_cpu_ns();
                 self.metered.resp_io_us += m.clock_us() - t0;
                 self.metered.resp_cpu_us +=

@@ -10,8 +10,8 @@
 //! - **throughput** = writes / device time of the write path (staging, flushing and
 //!   syncs; the trace's reads cost one I/O either way and are left out), pages/s;
 //! - **response time** of a write = the virtual device time that passed during the call
-//!   (its staging write, any flush it triggered, and — proactive — the background
-//!   flusher's I/O interleaved with it) + the CPU time of the call on its thread, minus
+//!   (its staging write, any flush it triggered, and — proactive — what the background
+//!   flush it triggered added to the makespan beside it) + the CPU time of the call on its thread, minus
 //!   the CPU the simulator itself spent (the store's own CPU: recognition, tables,
 //!   checksums, copies);
 //! - Fig. 5 writes two focused streams serially and in parallel on the device alone
@@ -32,6 +32,8 @@
 pub mod fig5;
 mod figures;
 mod meter;
+#[cfg(test)]
+mod overlap;
 
 pub use meter::{Buckets, MeterHook, Metered};
 
