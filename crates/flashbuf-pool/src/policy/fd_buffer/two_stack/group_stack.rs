@@ -1,6 +1,23 @@
 //! [`GroupStack`]: one LRU stack of page entries with group-based distances (Kim, Hill
 //! and Wood, SIGMETRICS 1991) and a present-condition threshold per entry; see the module
 //! documentation of [`super`].
+//!
+//! # Representation
+//! Kim, Hill and Wood keep the stack as a list with the oldest entry of each group marked,
+//! and move one boundary per group above the referenced entry: `O(k)` for an entry of
+//! group `k`, and a push moves every boundary (`O(M / z)`; 248 groups per stack at 1,242
+//! frames with `groups=256`). The groups are a function of the positions only (entry at
+//! position `p` is in group `(p − 1) / z`), so this stack keeps the positions instead:
+//! every entry is stamped with the time it was last put on top, and its position is one
+//! plus the number of live stamps later than its own, counted by [`Ranks`] (a bitmap with
+//! per-word and per-block counts). Moving to the top, pushing and removing are `O(1)`
+//! updates; finding an entry's group is one count (a popcount, at most 63 word counts and
+//! a few block counts). The groups, `lo`, `hi`, the dropped bottom entries and every
+//! count are the same as the list's (the unit test checks them against a plain stack).
+//! Stamps run out after `4 (M + 1)` moves; the live ones are then renumbered `0..len` in
+//! order (`O(M)`, amortised `O(1)`).
+
+use super::ranks::Ranks;
 
 pub(super) const NIL: u32 = u32::MAX;
 
@@ -11,18 +28,19 @@ pub struct GroupStack {
     z: usize,
     page: Vec<u64>,
     theta: Vec<u32>,
-    group: Vec<u32>,
-    /// Towards the top (more recent).
-    prev: Vec<u32>,
-    /// Towards the bottom (older).
-    next: Vec<u32>,
-    top: u32,
-    bottom: u32,
+    /// The stamp of each slot (its last move to the top).
+    stamp: Vec<u32>,
+    /// The slot stamped with each time (`NIL`: dead time).
+    at: Vec<u32>,
+    /// Live stamps.
+    ranks: Ranks,
+    /// The next stamp to hand out (every live stamp is below).
+    now: u32,
+    /// No live stamp is below this one (the bottom entry's stamp, or an earlier dead one).
+    oldest: u32,
     len: usize,
     free: Vec<u32>,
-    /// `tails[g]`: the oldest entry of group `g`.
-    tails: Vec<u32>,
-    /// Group-boundary updates done so far (the estimator's per-access work).
+    /// Counters read and stamps updated so far (the estimator's per-access work).
     work: u64,
 }
 
@@ -49,21 +67,21 @@ impl GroupStack {
     /// If `cap` or `group_size` is zero, or `cap` does not fit in 32 bits.
     pub fn new(cap: usize, group_size: usize) -> Self {
         assert!(cap > 0 && group_size > 0, "empty stack or group");
-        assert!(cap < NIL as usize - 1, "stack too deep");
+        assert!(cap < (NIL as usize - 1) / 4 - 64, "stack too deep");
         let n = cap + 1;
+        let ranks = Ranks::new(4 * n);
         Self {
             cap,
             z: group_size,
             page: vec![0; n],
             theta: vec![0; n],
-            group: vec![0; n],
-            prev: vec![NIL; n],
-            next: vec![NIL; n],
-            top: NIL,
-            bottom: NIL,
+            stamp: vec![NIL; n],
+            at: vec![NIL; ranks.capacity()],
+            ranks,
+            now: 0,
+            oldest: 0,
             len: 0,
             free: (0..n as u32).rev().collect(),
-            tails: Vec::with_capacity(cap / group_size + 2),
             work: 0,
         }
     }
@@ -78,7 +96,7 @@ impl GroupStack {
         self.len == 0
     }
 
-    /// Group-boundary updates done so far.
+    /// Counters read and stamps updated so far.
     pub fn work(&self) -> u64 {
         self.work
     }
@@ -86,9 +104,11 @@ impl GroupStack {
     /// The entry in `slot` (a slot returned by [`GroupStack::push_top`] and not removed
     /// since): its group-based distance and threshold.
     #[inline]
-    pub fn found(&self, slot: u32) -> Found {
+    pub fn found(&mut self, slot: u32) -> Found {
         let s = slot as usize;
-        let g = self.group[s] as usize;
+        let (later, work) = self.ranks.count_later(self.stamp[s], self.now);
+        self.work += u64::from(work);
+        let g = later as usize / self.z;
         let lo = (g * self.z + 1) as u32;
         let hi = ((g + 1) * self.z).min(self.len) as u32;
         Found {
@@ -106,52 +126,56 @@ impl GroupStack {
         self.theta[slot as usize] = theta;
     }
 
+    /// Stamps `slot` with a new time (the top); the old stamp, if any, must be cleared.
     #[inline]
-    fn unlink(&mut self, x: u32) {
-        let (p, n) = (self.prev[x as usize], self.next[x as usize]);
-        if p != NIL {
-            self.next[p as usize] = n;
-        } else {
-            self.top = n;
+    fn stamp_top(&mut self, slot: u32) {
+        if self.now as usize == self.at.len() {
+            self.renumber();
         }
-        if n != NIL {
-            self.prev[n as usize] = p;
-        } else {
-            self.bottom = p;
-        }
+        let t = self.now;
+        self.now += 1;
+        self.stamp[slot as usize] = t;
+        self.at[t as usize] = slot;
+        self.ranks.insert(t);
+        self.work += 1;
     }
 
+    /// Clears the stamp of `slot`.
     #[inline]
-    fn link_top(&mut self, x: u32) {
-        self.prev[x as usize] = NIL;
-        self.next[x as usize] = self.top;
-        if self.top != NIL {
-            self.prev[self.top as usize] = x;
-        } else {
-            self.bottom = x;
+    fn unstamp(&mut self, slot: u32) {
+        let t = self.stamp[slot as usize];
+        self.ranks.remove(t);
+        self.at[t as usize] = NIL;
+        self.stamp[slot as usize] = NIL;
+        self.work += 1;
+    }
+
+    /// Renumbers the live stamps `0..n` in order (the stamps ran out).
+    fn renumber(&mut self) {
+        let mut next = 0u32;
+        let mut t = self.oldest;
+        while let Some(live) = self.ranks.first_from(t, self.now) {
+            let slot = self.at[live as usize];
+            self.at[live as usize] = NIL;
+            self.at[next as usize] = slot;
+            self.stamp[slot as usize] = next;
+            next += 1;
+            t = live + 1;
         }
-        self.top = x;
+        self.ranks.reset_to_prefix(next as usize);
+        self.work += u64::from(self.now);
+        self.now = next;
+        self.oldest = 0;
     }
 
     /// Moves entry `slot` to the top (distance 1).
+    #[inline]
     pub fn move_to_top(&mut self, slot: u32) {
-        if self.top == slot {
+        if self.stamp[slot as usize] + 1 == self.now {
             return;
         }
-        let k = self.group[slot as usize] as usize;
-        if self.tails[k] == slot {
-            // Its newer neighbour slides into its position, the last of group k.
-            self.tails[k] = self.prev[slot as usize];
-        }
-        self.unlink(slot);
-        self.link_top(slot);
-        self.group[slot as usize] = 0;
-        for g in 0..k {
-            let t = self.tails[g];
-            self.tails[g] = self.prev[t as usize];
-            self.group[t as usize] = g as u32 + 1;
-        }
-        self.work += k as u64 + 1;
+        self.unstamp(slot);
+        self.stamp_top(slot);
     }
 
     /// Pushes `page` (not in the stack) on top with threshold `theta`; drops the bottom
@@ -164,53 +188,33 @@ impl GroupStack {
         };
         self.page[x as usize] = page;
         self.theta[x as usize] = theta;
-        self.group[x as usize] = 0;
-        let full_groups = self.len / self.z;
-        let was_full = self.len.is_multiple_of(self.z);
-        let old_bottom = self.bottom;
-        self.link_top(x);
-        for g in 0..full_groups {
-            let t = self.tails[g];
-            self.tails[g] = self.prev[t as usize];
-            self.group[t as usize] = g as u32 + 1;
-        }
-        if was_full {
-            if self.len == 0 {
-                self.tails.push(x);
-            } else {
-                self.tails.push(old_bottom);
-            }
-        }
-        self.work += full_groups as u64 + 1;
+        self.stamp_top(x);
         self.len += 1;
         let mut dropped = None;
         if self.len > self.cap {
-            let b = self.bottom;
+            let b = self.bottom();
             dropped = Some(self.page[b as usize]);
             self.remove(b);
         }
         (x, dropped)
     }
 
+    /// The bottom (oldest) entry of a non-empty stack.
+    fn bottom(&mut self) -> u32 {
+        match self.ranks.first_from(self.oldest, self.now) {
+            Some(t) => {
+                self.work += u64::from(t - self.oldest) / 64 + 1;
+                self.oldest = t;
+                self.at[t as usize]
+            }
+            None => unreachable!("bottom of an empty stack"),
+        }
+    }
+
     /// Removes entry `slot`.
     pub fn remove(&mut self, slot: u32) {
-        let k = self.group[slot as usize] as usize;
-        let groups = self.tails.len();
-        for g in k..groups.saturating_sub(1) {
-            let nt = self.next[self.tails[g] as usize];
-            self.group[nt as usize] = g as u32;
-            self.tails[g] = nt;
-        }
-        self.work += (groups - k) as u64;
-        self.unlink(slot);
+        self.unstamp(slot);
         self.len -= 1;
-        let g2 = self.len.div_ceil(self.z);
-        self.tails.truncate(g2);
-        if g2 > 0 {
-            self.tails[g2 - 1] = self.bottom;
-        }
-        self.prev[slot as usize] = NIL;
-        self.next[slot as usize] = NIL;
         self.free.push(slot);
     }
 
@@ -221,57 +225,40 @@ impl GroupStack {
 
     /// Entries from the top: `(page, slot, θ)`.
     pub fn walk(&self) -> Vec<(u64, u32, u32)> {
-        let mut v = Vec::with_capacity(self.len);
-        let mut c = self.top;
-        while c != NIL {
-            v.push((self.page[c as usize], c, self.theta[c as usize]));
-            c = self.next[c as usize];
-        }
-        v
+        (self.oldest..self.now)
+            .rev()
+            .map(|t| self.at[t as usize])
+            .filter(|&s| s != NIL)
+            .map(|s| (self.page[s as usize], s, self.theta[s as usize]))
+            .collect()
     }
 
-    /// Checks links, groups and the capacity.
+    /// Checks stamps, counts and the capacity.
     pub fn check(&self) -> Result<(), String> {
         if self.len > self.cap {
             return Err(format!("stack holds {} > cap {}", self.len, self.cap));
         }
-        let mut pos = 0usize;
-        let mut prev = NIL;
-        let mut c = self.top;
-        while c != NIL {
-            if self.prev[c as usize] != prev {
-                return Err(format!("stack slot {c}: broken prev link"));
-            }
-            let g = pos / self.z;
-            if self.group[c as usize] as usize != g {
-                return Err(format!(
-                    "stack position {} in group {}, expected {g}",
-                    pos + 1,
-                    self.group[c as usize]
-                ));
-            }
-            if ((pos + 1).is_multiple_of(self.z) || pos + 1 == self.len)
-                && self.tails.get(g) != Some(&c)
-            {
-                return Err(format!("group {g} tail is not position {}", pos + 1));
-            }
-            pos += 1;
-            if pos > self.len {
-                return Err("stack longer than its length".into());
-            }
-            prev = c;
-            c = self.next[c as usize];
+        let live = self.ranks.check()?;
+        if live != self.len {
+            return Err(format!("{live} live stamps for {} entries", self.len));
         }
-        if pos != self.len || prev != self.bottom {
-            return Err(format!(
-                "stack walk found {pos} entries, length {}",
-                self.len
-            ));
+        let mut stamped = 0usize;
+        for (s, &t) in self.stamp.iter().enumerate() {
+            if t == NIL {
+                continue;
+            }
+            stamped += 1;
+            if t < self.oldest || t >= self.now || self.at[t as usize] as usize != s {
+                return Err(format!("slot {s}: stamp {t} not mapped back"));
+            }
+            if !self.ranks.contains(t) {
+                return Err(format!("slot {s}: stamp {t} not live"));
+            }
         }
-        if self.tails.len() != self.len.div_ceil(self.z) {
+        if stamped != self.len || self.free.len() != self.stamp.len() - self.len {
             return Err(format!(
-                "{} groups for {} entries",
-                self.tails.len(),
+                "{stamped} stamped slots, {} free, length {}",
+                self.free.len(),
                 self.len
             ));
         }
@@ -285,44 +272,56 @@ mod tests {
 
     #[test]
     fn groups_follow_positions_through_moves_pushes_and_removes() {
-        for z in [1usize, 2, 3, 5] {
-            let mut s = GroupStack::new(11, z);
-            let mut slots: std::collections::HashMap<u64, u32> = Default::default();
-            let mut model: Vec<u64> = Vec::new(); // top first
-            let mut x = 12345u64;
-            for step in 0..2000 {
-                x = x
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                let page = (x >> 33) % 17;
-                let op = (x >> 20) % 4;
-                let find = |s: &GroupStack, slots: &std::collections::HashMap<u64, u32>| {
-                    slots.get(&page).map(|&x| s.found(x))
-                };
-                if op == 0 {
-                    if let Some(f) = find(&s, &slots) {
-                        s.remove(f.slot);
-                        slots.remove(&page);
-                        model.retain(|&p| p != page);
-                    }
-                } else if let Some(f) = find(&s, &slots) {
-                    let pos = model.iter().position(|&p| p == page).unwrap() + 1;
-                    let hi = (pos.div_ceil(z) * z).min(model.len());
-                    let lo = (pos - 1) / z * z + 1;
-                    assert_eq!((f.lo as usize, f.hi as usize), (lo, hi));
-                    assert!(lo <= pos && pos <= hi);
-                    s.move_to_top(f.slot);
+        // Small stacks renumber their stamps often; the deep one spans several words.
+        for (cap, pages, steps) in [(11usize, 17u64, 2000), (300, 450, 20_000)] {
+            for z in [1usize, 2, 3, 5, 64] {
+                follow_a_plain_stack(cap, pages, steps, z);
+            }
+        }
+    }
+
+    fn follow_a_plain_stack(cap: usize, pages: u64, steps: usize, z: usize) {
+        let mut s = GroupStack::new(cap, z);
+        let mut slots: std::collections::HashMap<u64, u32> = Default::default();
+        let mut model: Vec<u64> = Vec::new(); // top first
+        let mut x = 12345u64;
+        for step in 0..steps {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let page = (x >> 33) % pages;
+            let op = (x >> 20) % 4;
+            let found = slots.get(&page).map(|&x| s.found(x));
+            if op == 0 {
+                if let Some(f) = found {
+                    s.remove(f.slot);
+                    slots.remove(&page);
                     model.retain(|&p| p != page);
-                    model.insert(0, page);
-                } else {
-                    let (x, dropped) = s.push_top(page, 0);
-                    slots.insert(page, x);
-                    if let Some(d) = dropped {
-                        slots.remove(&d);
-                    }
-                    model.insert(0, page);
-                    model.truncate(11);
                 }
+            } else if let Some(f) = found {
+                let pos = model.iter().position(|&p| p == page).unwrap() + 1;
+                let hi = (pos.div_ceil(z) * z).min(model.len());
+                let lo = (pos - 1) / z * z + 1;
+                assert_eq!(
+                    (f.lo as usize, f.hi as usize),
+                    (lo, hi),
+                    "z={z} step {step}"
+                );
+                s.move_to_top(f.slot);
+                model.retain(|&p| p != page);
+                model.insert(0, page);
+            } else {
+                let (x, dropped) = s.push_top(page, 0);
+                slots.insert(page, x);
+                let want = (model.len() == cap).then(|| model[cap - 1]);
+                assert_eq!(dropped, want, "z={z} step {step}: dropped bottom");
+                if let Some(d) = dropped {
+                    slots.remove(&d);
+                }
+                model.insert(0, page);
+                model.truncate(cap);
+            }
+            if step % 97 == 0 || cap < 20 {
                 s.check()
                     .unwrap_or_else(|e| panic!("z={z} step {step}: {e}"));
                 let got: Vec<u64> = s.entries().iter().map(|e| e.0).collect();

@@ -36,11 +36,12 @@
 //!   *true*: `θ` is always 0.
 //!
 //! # Group-based distances
-//! With group size `z`, the stack is cut into groups of `z` consecutive positions; each
-//! entry stores its group number, and each group its oldest entry. Moving an entry of
-//! group `k` to the top moves the oldest entry of each group `0..k` into the next group:
-//! `O(k)` work instead of `O(d)` (Kim, Hill and Wood). An access then knows only that
-//! its distance lies in its group's positions `lo..=hi`. The paper sets all distances of
+//! With group size `z`, the stack is cut into groups of `z` consecutive positions (Kim,
+//! Hill and Wood keep each group's oldest entry and move `k` group boundaries when an
+//! entry of group `k` goes to the top; [`GroupStack`] finds the group from the entry's
+//! position instead, counted on a bitmap of stamps, with the same groups at `O(1)`
+//! updates: see [`group_stack`]). An access then knows only that its distance lies in its
+//! group's positions `lo..=hi`. The paper sets all distances of
 //! a group to "approximately the same value"; we take two decisions, both exact when
 //! `z = 1`:
 //! - the hit is *spread uniformly* over the group's positions (a difference array of
@@ -57,10 +58,12 @@
 //! # Files
 //! - this file: [`TwoStack`], Algorithms 3 and 4 over the two stacks;
 //! - [`group_stack`]: [`GroupStack`], one LRU stack with group-based distances;
+//! - [`ranks`]: [`ranks::Ranks`], the live stamps that give an entry's position;
 //! - [`counters`]: [`Counter`] and [`HitCounters`], the window's hit counters.
 
 pub mod counters;
 pub mod group_stack;
+pub mod ranks;
 
 pub use counters::{Counter, HitCounters};
 pub use group_stack::{Found, GroupStack};
