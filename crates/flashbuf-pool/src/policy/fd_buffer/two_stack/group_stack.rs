@@ -26,10 +26,12 @@ pub(super) const NIL: u32 = u32::MAX;
 pub struct GroupStack {
     cap: usize,
     z: usize,
+    /// `z` as a shift when it is a power of two.
+    z_shift: Option<u32>,
     page: Vec<u64>,
-    theta: Vec<u32>,
-    /// The stamp of each slot (its last move to the top).
-    stamp: Vec<u32>,
+    /// The stamp (last move to the top, `NIL` if free) and threshold of each slot, side by
+    /// side: an access reads both.
+    entry: Vec<Entry>,
     /// The slot stamped with each time (`NIL`: dead time).
     at: Vec<u32>,
     /// Live stamps.
@@ -42,6 +44,13 @@ pub struct GroupStack {
     free: Vec<u32>,
     /// Counters read and stamps updated so far (the estimator's per-access work).
     work: u64,
+}
+
+/// A slot's stamp and present-condition threshold.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    stamp: u32,
+    theta: u32,
 }
 
 /// A stack entry as seen by [`GroupStack::found`].
@@ -73,9 +82,17 @@ impl GroupStack {
         Self {
             cap,
             z: group_size,
+            z_shift: group_size
+                .is_power_of_two()
+                .then(|| group_size.trailing_zeros()),
             page: vec![0; n],
-            theta: vec![0; n],
-            stamp: vec![NIL; n],
+            entry: vec![
+                Entry {
+                    stamp: NIL,
+                    theta: 0
+                };
+                n
+            ],
             at: vec![NIL; ranks.capacity()],
             ranks,
             now: 0,
@@ -105,10 +122,13 @@ impl GroupStack {
     /// since): its group-based distance and threshold.
     #[inline]
     pub fn found(&mut self, slot: u32) -> Found {
-        let s = slot as usize;
-        let (later, work) = self.ranks.count_later(self.stamp[s], self.now);
+        let e = self.entry[slot as usize];
+        let (later, work) = self.ranks.count_later(e.stamp, self.now);
         self.work += u64::from(work);
-        let g = later as usize / self.z;
+        let g = match self.z_shift {
+            Some(k) => (later >> k) as usize,
+            None => later as usize / self.z,
+        };
         let lo = (g * self.z + 1) as u32;
         let hi = ((g + 1) * self.z).min(self.len) as u32;
         Found {
@@ -116,14 +136,14 @@ impl GroupStack {
             lo,
             hi,
             distance: lo + (hi - lo) / 2,
-            theta: self.theta[s],
+            theta: e.theta,
         }
     }
 
     /// Sets the present-condition threshold of an entry.
     #[inline]
     pub fn set_theta(&mut self, slot: u32, theta: u32) {
-        self.theta[slot as usize] = theta;
+        self.entry[slot as usize].theta = theta;
     }
 
     /// Stamps `slot` with a new time (the top); the old stamp, if any, must be cleared.
@@ -134,7 +154,7 @@ impl GroupStack {
         }
         let t = self.now;
         self.now += 1;
-        self.stamp[slot as usize] = t;
+        self.entry[slot as usize].stamp = t;
         self.at[t as usize] = slot;
         self.ranks.insert(t);
         self.work += 1;
@@ -143,10 +163,10 @@ impl GroupStack {
     /// Clears the stamp of `slot`.
     #[inline]
     fn unstamp(&mut self, slot: u32) {
-        let t = self.stamp[slot as usize];
+        let t = self.entry[slot as usize].stamp;
         self.ranks.remove(t);
         self.at[t as usize] = NIL;
-        self.stamp[slot as usize] = NIL;
+        self.entry[slot as usize].stamp = NIL;
         self.work += 1;
     }
 
@@ -158,7 +178,7 @@ impl GroupStack {
             let slot = self.at[live as usize];
             self.at[live as usize] = NIL;
             self.at[next as usize] = slot;
-            self.stamp[slot as usize] = next;
+            self.entry[slot as usize].stamp = next;
             next += 1;
             t = live + 1;
         }
@@ -171,7 +191,7 @@ impl GroupStack {
     /// Moves entry `slot` to the top (distance 1).
     #[inline]
     pub fn move_to_top(&mut self, slot: u32) {
-        if self.stamp[slot as usize] + 1 == self.now {
+        if self.entry[slot as usize].stamp + 1 == self.now {
             return;
         }
         self.unstamp(slot);
@@ -187,7 +207,7 @@ impl GroupStack {
             None => unreachable!("a stack of cap {} has cap + 1 slots", self.cap),
         };
         self.page[x as usize] = page;
-        self.theta[x as usize] = theta;
+        self.entry[x as usize].theta = theta;
         self.stamp_top(x);
         self.len += 1;
         let mut dropped = None;
@@ -229,7 +249,7 @@ impl GroupStack {
             .rev()
             .map(|t| self.at[t as usize])
             .filter(|&s| s != NIL)
-            .map(|s| (self.page[s as usize], s, self.theta[s as usize]))
+            .map(|s| (self.page[s as usize], s, self.entry[s as usize].theta))
             .collect()
     }
 
@@ -243,7 +263,7 @@ impl GroupStack {
             return Err(format!("{live} live stamps for {} entries", self.len));
         }
         let mut stamped = 0usize;
-        for (s, &t) in self.stamp.iter().enumerate() {
+        for (s, t) in self.entry.iter().map(|e| e.stamp).enumerate() {
             if t == NIL {
                 continue;
             }
@@ -255,7 +275,7 @@ impl GroupStack {
                 return Err(format!("slot {s}: stamp {t} not live"));
             }
         }
-        if stamped != self.len || self.free.len() != self.stamp.len() - self.len {
+        if stamped != self.len || self.free.len() != self.entry.len() - self.len {
             return Err(format!(
                 "{stamped} stamped slots, {} free, length {}",
                 self.free.len(),

@@ -69,6 +69,7 @@ pub use counters::{Counter, HitCounters};
 pub use group_stack::{Found, GroupStack};
 
 use group_stack::NIL;
+use hashbrown::hash_map::Entry;
 use hashbrown::HashMap;
 
 /// The Two-Stack estimator: CLRU, DLRU and the window's hit counters.
@@ -117,7 +118,7 @@ impl TwoStack {
         &self.dlru
     }
 
-    /// Stack work so far (group-boundary updates in both stacks).
+    /// Stack work so far (counters read and stamps updated in both stacks).
     pub fn work(&self) -> u64 {
         self.clru.work() + self.dlru.work()
     }
@@ -135,10 +136,11 @@ impl TwoStack {
     /// Clears the stack slot `which` (0 = CLRU, 1 = DLRU) of `page`, a page dropped off
     /// the bottom of that stack.
     fn forget(map: &mut HashMap<u64, [u32; 2]>, page: u64, which: usize) {
-        if let Some(e) = map.get_mut(&page) {
-            e[which] = NIL;
-            if *e == [NIL, NIL] {
-                map.remove(&page);
+        // One probe: the entry found is cleared or removed in place.
+        if let Entry::Occupied(mut e) = map.entry(page) {
+            e.get_mut()[which] = NIL;
+            if *e.get() == [NIL, NIL] {
+                e.remove();
             }
         }
     }
