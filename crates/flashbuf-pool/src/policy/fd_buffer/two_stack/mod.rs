@@ -63,7 +63,9 @@
 
 pub mod counters;
 pub mod group_stack;
+mod list_stack;
 pub mod ranks;
+mod stamp_stack;
 
 pub use counters::{Counter, HitCounters};
 pub use group_stack::{Found, GroupStack};
