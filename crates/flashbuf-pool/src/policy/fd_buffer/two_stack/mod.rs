@@ -38,9 +38,9 @@
 //! # Group-based distances
 //! With group size `z`, the stack is cut into groups of `z` consecutive positions (Kim,
 //! Hill and Wood keep each group's oldest entry and move `k` group boundaries when an
-//! entry of group `k` goes to the top; [`GroupStack`] finds the group from the entry's
-//! position instead, counted on a bitmap of stamps, with the same groups at `O(1)`
-//! updates: see [`group_stack`]). An access then knows only that its distance lies in its
+//! entry of group `k` goes to the top; with more than 32 groups [`GroupStack`] finds the
+//! group from the entry's position instead, counted on a bitmap of stamps, with the same
+//! groups at `O(1)` updates: see [`group_stack`]). An access then knows only that its distance lies in its
 //! group's positions `lo..=hi`. The paper sets all distances of
 //! a group to "approximately the same value"; we take two decisions, both exact when
 //! `z = 1`:
@@ -120,7 +120,7 @@ impl TwoStack {
         &self.dlru
     }
 
-    /// Stack work so far (counters read and stamps updated in both stacks).
+    /// Stack work so far in both stacks ([`GroupStack::work`]).
     pub fn work(&self) -> u64 {
         self.clru.work() + self.dlru.work()
     }
