@@ -9,8 +9,9 @@
 //! frames with `groups=256`). The groups are a function of the positions only (entry at
 //! position `p` is in group `(p − 1) / z`), so this stack keeps the positions instead:
 //! every entry is stamped with the time it was last put on top, and its position is one
-//! plus the number of live stamps later than its own, counted by [`Ranks`] (a bitmap with
-//! per-word and per-block counts). Moving to the top, pushing and removing are `O(1)`
+//! plus the number of live stamps later than its own, counted by
+//! [`Ranks`](super::ranks::Ranks) (a bitmap with per-word and per-block counts; the
+//! stamped stack is `stamp_stack.rs`). Moving to the top, pushing and removing are `O(1)`
 //! updates; finding an entry's group is one count (a popcount, at most 63 word counts and
 //! a few block counts). The groups, `lo`, `hi`, the dropped bottom entries and every
 //! count are the same as the list's (the unit test checks them against a plain stack).
@@ -18,7 +19,7 @@
 //! order (`O(M)`, amortised `O(1)`).
 //!
 //! With few groups the list is cheaper (a handful of boundary moves against a count), so
-//! a stack of at most [`LIST_MAX_GROUPS`] groups keeps the list ([`super::list_stack`]):
+//! a stack of at most [`LIST_MAX_GROUPS`] groups keeps the list (`list_stack.rs`):
 //! the paper's 64 pages per group up to 2,048 frames. Measured on the TPC-C trace at
 //! 1,241 frames (20 groups), the stamps cost FD-Buffer about 9 % more CPU than the list;
 //! with `groups=256` (248 groups) they cut the clustered-cost variant's CPU by 40 %.
