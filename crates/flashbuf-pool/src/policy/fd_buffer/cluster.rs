@@ -16,8 +16,12 @@
 //! - The victim cluster is the one of lowest priority at the moment of choice, compared
 //!   exactly (integer cross-multiplication, no floats); ties go to the older cluster.
 //!   The choice scans the live clusters once per *victim cluster* (not per eviction) — an
-//!   exact priority queue is impossible with a globaltime-dependent key, and the scan is
-//!   cheap (clusters are far fewer than evictions over the cluster's life).
+//!   exact priority queue is impossible with a globaltime-dependent key. The scan is two
+//!   branch-free passes over dense arrays: the largest `1/P(c) = (g − t_c) · n_c² /
+//!   div_c` in floating point (a multiplication per cluster, no division), then the
+//!   clusters within a relative `10⁻⁹` of it compared exactly (float error is far below
+//!   that, so the exact minimum is always among them: the same cluster as a one-pass exact
+//!   comparison).
 //! - Once chosen, the cluster's priority is 0: it *drains* — each following eviction from
 //!   the dirty pool takes its next page (first entered first) until it is empty
 //!   (`drain`, the papers' mode). In `batch` mode each eviction from the cluster also
@@ -28,8 +32,11 @@
 //! - Hits do not remove a page from its cluster (FD-Buffer has no working region to
 //!   send it to); a page leaves its cluster only when it leaves the dirty pool.
 
+mod priority;
+
 use flashbuf_core::FrameId;
 use hashbrown::HashMap;
+use priority::Live;
 
 const NIL: u32 = u32::MAX;
 
@@ -100,44 +107,14 @@ pub struct Clusters {
     map: HashMap<u64, u32>,
     /// Live clusters, densely, with their priority inputs (scanned when choosing).
     active: Vec<Live>,
+    /// `timestamp` of each `active` entry as a float (exact below 2⁵³).
+    live_t: Vec<f64>,
+    /// `n² / div` of each `active` entry (a float; `−1` marks it excluded during a scan).
+    live_r: Vec<f64>,
     globaltime: u64,
     draining: u32,
     /// Clusters examined when choosing victim clusters.
     scanned: u64,
-}
-
-/// A live cluster's priority inputs, kept densely for the victim scan.
-#[derive(Debug, Clone, Copy)]
-struct Live {
-    slot: u32,
-    n: u32,
-    /// The dividend: 1 for one page, else the sum of page distances.
-    div: u64,
-    timestamp: u64,
-    /// `div / n²` as a float, for a fast first comparison.
-    a: f64,
-}
-
-impl Live {
-    fn of(slot: u32, c: &Cluster) -> Self {
-        let div = if c.n == 1 { 1 } else { c.ipd };
-        Self {
-            slot,
-            n: c.n,
-            div,
-            timestamp: c.timestamp,
-            a: div as f64 / (f64::from(c.n) * f64::from(c.n)),
-        }
-    }
-}
-
-/// `a < b` in priority (exact): `div_a/(n_a² (g−t_a)) < div_b/(n_b² (g−t_b))`, ties by age.
-#[inline]
-fn lower_priority(a: &Live, b: &Live, g: u64) -> bool {
-    let den = |c: &Live| (c.n as u128) * (c.n as u128) * (g - c.timestamp) as u128;
-    let lhs = a.div as u128 * den(b);
-    let rhs = b.div as u128 * den(a);
-    lhs < rhs || (lhs == rhs && a.timestamp < b.timestamp)
 }
 
 impl Clusters {
@@ -153,6 +130,8 @@ impl Clusters {
             free_slots: Vec::new(),
             map: HashMap::new(),
             active: Vec::new(),
+            live_t: Vec::new(),
+            live_r: Vec::new(),
             globaltime: 0,
             draining: NIL,
             scanned: 0,
@@ -206,8 +185,9 @@ impl Clusters {
                     n: 0,
                     div: 1,
                     timestamp: self.globaltime,
-                    a: 1.0,
                 });
+                self.live_t.push(self.globaltime as f64);
+                self.live_r.push(0.0);
                 self.map.insert(no, s);
                 s
             }
@@ -226,7 +206,16 @@ impl Clusters {
         }
         c.last = f.0;
         c.n += 1;
-        self.active[c.active_pos as usize] = Live::of(slot, c);
+        let (pos, live) = (c.active_pos as usize, Live::of(slot, c));
+        self.put_live(pos, live);
+    }
+
+    /// Stores the priority inputs of the `active` entry at `pos`.
+    #[inline]
+    fn put_live(&mut self, pos: usize, live: Live) {
+        self.live_t[pos] = live.timestamp as f64;
+        self.live_r[pos] = live.inverse_density();
+        self.active[pos] = live;
     }
 
     /// Frame `f` left the dirty pool.
@@ -263,6 +252,8 @@ impl Clusters {
             let (no, pos) = (c.no, c.active_pos as usize);
             self.map.remove(&no);
             self.active.swap_remove(pos);
+            self.live_t.swap_remove(pos);
+            self.live_r.swap_remove(pos);
             if let Some(moved) = self.active.get(pos) {
                 self.slots[moved.slot as usize].active_pos = pos as u32;
             }
@@ -271,7 +262,8 @@ impl Clusters {
                 self.draining = NIL;
             }
         } else {
-            self.active[c.active_pos as usize] = Live::of(slot, c);
+            let (pos, live) = (c.active_pos as usize, Live::of(slot, c));
+            self.put_live(pos, live);
         }
     }
 
@@ -296,33 +288,8 @@ impl Clusters {
         }
         let mut skip: Vec<u32> = Vec::new();
         loop {
-            // The float priority decides clear cases; near-ties go to the exact test.
-            let mut best: Option<(&Live, f64)> = None;
-            let g = self.globaltime;
             self.scanned += self.active.len() as u64;
-            for l in &self.active {
-                if l.slot == self.draining || (!skip.is_empty() && skip.contains(&l.slot)) {
-                    continue;
-                }
-                let p = l.a / (g - l.timestamp) as f64;
-                let better = match best {
-                    None => true,
-                    Some((b, bp)) => {
-                        if p < bp * (1.0 - 1e-9) {
-                            true
-                        } else if p > bp * (1.0 + 1e-9) {
-                            false
-                        } else {
-                            lower_priority(l, b, g)
-                        }
-                    }
-                };
-                if better {
-                    best = Some((l, p));
-                }
-            }
-            let best = best.map(|b| b.0);
-            let b = best?.slot;
+            let b = self.lowest_priority(&skip)?;
             if let Some(f) = self.first_evictable(b, evictable) {
                 self.draining = b;
                 return Some(f);

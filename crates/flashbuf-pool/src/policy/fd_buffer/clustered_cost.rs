@@ -87,7 +87,9 @@
 //!   3,800), so the curves are exact at every multiple of `M/256` whatever the buffer,
 //!   and the per-access stack work stays bounded by 256 group moves, the point of the
 //!   groups (§4.3: "the stack-access complexity is reduced to O(D), where D is the number
-//!   of groups"). The paper's fixed 64 gives a buffer of 276 frames 5 groups. Alone
+//!   of groups"; since, the stacks find groups from stamped positions,
+//!   `two_stack::group_stack`, and no longer pay per group). The paper's fixed 64 gives a
+//!   buffer of 276 frames 5 groups. Alone
 //!   (Eq. (3)): 22 wins, 0.90–1.25×; `group=1` (exact stacks) the same 22. With
 //!   `count=io`: 39 wins, 0.89–1.21× (64, 256, 1,024 groups or exact stacks: 38, 39, 38,
 //!   39 — not tuned to a number).

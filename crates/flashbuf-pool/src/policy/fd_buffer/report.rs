@@ -82,7 +82,8 @@ pub struct AdvisorStats {
     pub advisor_work: u64,
     /// Advisor CPU time measured with the injected clock (0 without one).
     pub advisor_ns: u64,
-    /// Estimator work units: stack group-boundary updates (per-access cost).
+    /// Estimator work units (per-access cost, both stacks): group boundaries moved in list
+    /// stacks, counters read and stamps updated in stamped ones (`two_stack::group_stack`).
     pub stack_work: u64,
     /// Clusters examined when choosing victim clusters.
     pub cluster_scans: u64,

@@ -36,11 +36,12 @@
 //!   *true*: `θ` is always 0.
 //!
 //! # Group-based distances
-//! With group size `z`, the stack is cut into groups of `z` consecutive positions; each
-//! entry stores its group number, and each group its oldest entry. Moving an entry of
-//! group `k` to the top moves the oldest entry of each group `0..k` into the next group:
-//! `O(k)` work instead of `O(d)` (Kim, Hill and Wood). An access then knows only that
-//! its distance lies in its group's positions `lo..=hi`. The paper sets all distances of
+//! With group size `z`, the stack is cut into groups of `z` consecutive positions (Kim,
+//! Hill and Wood keep each group's oldest entry and move `k` group boundaries when an
+//! entry of group `k` goes to the top; with more than 32 groups [`GroupStack`] finds the
+//! group from the entry's position instead, counted on a bitmap of stamps, with the same
+//! groups at `O(1)` updates: see [`group_stack`]). An access then knows only that its distance lies in its
+//! group's positions `lo..=hi`. The paper sets all distances of
 //! a group to "approximately the same value"; we take two decisions, both exact when
 //! `z = 1`:
 //! - the hit is *spread uniformly* over the group's positions (a difference array of
@@ -57,15 +58,20 @@
 //! # Files
 //! - this file: [`TwoStack`], Algorithms 3 and 4 over the two stacks;
 //! - [`group_stack`]: [`GroupStack`], one LRU stack with group-based distances;
+//! - [`ranks`]: [`ranks::Ranks`], the live stamps that give an entry's position;
 //! - [`counters`]: [`Counter`] and [`HitCounters`], the window's hit counters.
 
 pub mod counters;
 pub mod group_stack;
+mod list_stack;
+pub mod ranks;
+mod stamp_stack;
 
 pub use counters::{Counter, HitCounters};
 pub use group_stack::{Found, GroupStack};
 
 use group_stack::NIL;
+use hashbrown::hash_map::Entry;
 use hashbrown::HashMap;
 
 /// The Two-Stack estimator: CLRU, DLRU and the window's hit counters.
@@ -114,7 +120,7 @@ impl TwoStack {
         &self.dlru
     }
 
-    /// Stack work so far (group-boundary updates in both stacks).
+    /// Stack work so far in both stacks ([`GroupStack::work`]).
     pub fn work(&self) -> u64 {
         self.clru.work() + self.dlru.work()
     }
@@ -132,10 +138,11 @@ impl TwoStack {
     /// Clears the stack slot `which` (0 = CLRU, 1 = DLRU) of `page`, a page dropped off
     /// the bottom of that stack.
     fn forget(map: &mut HashMap<u64, [u32; 2]>, page: u64, which: usize) {
-        if let Some(e) = map.get_mut(&page) {
-            e[which] = NIL;
-            if *e == [NIL, NIL] {
-                map.remove(&page);
+        // One probe: the entry found is cleared or removed in place.
+        if let Entry::Occupied(mut e) = map.entry(page) {
+            e.get_mut()[which] = NIL;
+            if *e.get() == [NIL, NIL] {
+                e.remove();
             }
         }
     }

@@ -1,0 +1,261 @@
+//! [`ListStack`]: Kim, Hill and Wood's group-based LRU stack as a list with the oldest
+//! entry of each group marked: moving an entry of group `k` to the top moves `k` group
+//! boundaries, a push moves all of them. Cheaper than the stamped representation
+//! ([`super::group_stack`]) when the groups are few (the paper's 64 pages per group);
+//! the same groups either way.
+
+use super::group_stack::{Found, NIL};
+
+/// One LRU stack with group-based distances and a present-condition threshold per entry.
+#[derive(Debug, Clone)]
+pub(super) struct ListStack {
+    cap: usize,
+    z: usize,
+    page: Vec<u64>,
+    theta: Vec<u32>,
+    group: Vec<u32>,
+    /// Towards the top (more recent).
+    prev: Vec<u32>,
+    /// Towards the bottom (older).
+    next: Vec<u32>,
+    top: u32,
+    bottom: u32,
+    len: usize,
+    free: Vec<u32>,
+    /// `tails[g]`: the oldest entry of group `g`.
+    tails: Vec<u32>,
+    /// Group-boundary updates done so far (the estimator's per-access work).
+    work: u64,
+}
+
+impl ListStack {
+    /// An empty stack holding at most `cap` entries, in groups of `group_size`.
+    ///
+    /// # Panics
+    /// If `cap` or `group_size` is zero, or `cap` does not fit in 32 bits.
+    pub(super) fn new(cap: usize, group_size: usize) -> Self {
+        assert!(cap > 0 && group_size > 0, "empty stack or group");
+        assert!(cap < NIL as usize - 1, "stack too deep");
+        let n = cap + 1;
+        Self {
+            cap,
+            z: group_size,
+            page: vec![0; n],
+            theta: vec![0; n],
+            group: vec![0; n],
+            prev: vec![NIL; n],
+            next: vec![NIL; n],
+            top: NIL,
+            bottom: NIL,
+            len: 0,
+            free: (0..n as u32).rev().collect(),
+            tails: Vec::with_capacity(cap / group_size + 2),
+            work: 0,
+        }
+    }
+
+    /// Number of entries.
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the stack is empty.
+    pub(super) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Group-boundary updates done so far.
+    pub(super) fn work(&self) -> u64 {
+        self.work
+    }
+
+    /// The entry in `slot` (a slot returned by [`ListStack::push_top`] and not removed
+    /// since): its group-based distance and threshold.
+    #[inline]
+    pub(super) fn found(&self, slot: u32) -> Found {
+        let s = slot as usize;
+        let g = self.group[s] as usize;
+        let lo = (g * self.z + 1) as u32;
+        let hi = ((g + 1) * self.z).min(self.len) as u32;
+        Found {
+            slot,
+            lo,
+            hi,
+            distance: lo + (hi - lo) / 2,
+            theta: self.theta[s],
+        }
+    }
+
+    /// Sets the present-condition threshold of an entry.
+    #[inline]
+    pub(super) fn set_theta(&mut self, slot: u32, theta: u32) {
+        self.theta[slot as usize] = theta;
+    }
+
+    #[inline]
+    fn unlink(&mut self, x: u32) {
+        let (p, n) = (self.prev[x as usize], self.next[x as usize]);
+        if p != NIL {
+            self.next[p as usize] = n;
+        } else {
+            self.top = n;
+        }
+        if n != NIL {
+            self.prev[n as usize] = p;
+        } else {
+            self.bottom = p;
+        }
+    }
+
+    #[inline]
+    fn link_top(&mut self, x: u32) {
+        self.prev[x as usize] = NIL;
+        self.next[x as usize] = self.top;
+        if self.top != NIL {
+            self.prev[self.top as usize] = x;
+        } else {
+            self.bottom = x;
+        }
+        self.top = x;
+    }
+
+    /// Moves entry `slot` to the top (distance 1).
+    pub(super) fn move_to_top(&mut self, slot: u32) {
+        if self.top == slot {
+            return;
+        }
+        let k = self.group[slot as usize] as usize;
+        if self.tails[k] == slot {
+            // Its newer neighbour slides into its position, the last of group k.
+            self.tails[k] = self.prev[slot as usize];
+        }
+        self.unlink(slot);
+        self.link_top(slot);
+        self.group[slot as usize] = 0;
+        for g in 0..k {
+            let t = self.tails[g];
+            self.tails[g] = self.prev[t as usize];
+            self.group[t as usize] = g as u32 + 1;
+        }
+        self.work += k as u64 + 1;
+    }
+
+    /// Pushes `page` (not in the stack) on top with threshold `theta`; drops the bottom
+    /// entry if the stack would exceed its capacity. Returns the new entry's slot and the
+    /// page of the dropped entry, if any.
+    pub(super) fn push_top(&mut self, page: u64, theta: u32) -> (u32, Option<u64>) {
+        let x = match self.free.pop() {
+            Some(x) => x,
+            None => unreachable!("a stack of cap {} has cap + 1 slots", self.cap),
+        };
+        self.page[x as usize] = page;
+        self.theta[x as usize] = theta;
+        self.group[x as usize] = 0;
+        let full_groups = self.len / self.z;
+        let was_full = self.len.is_multiple_of(self.z);
+        let old_bottom = self.bottom;
+        self.link_top(x);
+        for g in 0..full_groups {
+            let t = self.tails[g];
+            self.tails[g] = self.prev[t as usize];
+            self.group[t as usize] = g as u32 + 1;
+        }
+        if was_full {
+            if self.len == 0 {
+                self.tails.push(x);
+            } else {
+                self.tails.push(old_bottom);
+            }
+        }
+        self.work += full_groups as u64 + 1;
+        self.len += 1;
+        let mut dropped = None;
+        if self.len > self.cap {
+            let b = self.bottom;
+            dropped = Some(self.page[b as usize]);
+            self.remove(b);
+        }
+        (x, dropped)
+    }
+
+    /// Removes entry `slot`.
+    pub(super) fn remove(&mut self, slot: u32) {
+        let k = self.group[slot as usize] as usize;
+        let groups = self.tails.len();
+        for g in k..groups.saturating_sub(1) {
+            let nt = self.next[self.tails[g] as usize];
+            self.group[nt as usize] = g as u32;
+            self.tails[g] = nt;
+        }
+        self.work += (groups - k) as u64;
+        self.unlink(slot);
+        self.len -= 1;
+        let g2 = self.len.div_ceil(self.z);
+        self.tails.truncate(g2);
+        if g2 > 0 {
+            self.tails[g2 - 1] = self.bottom;
+        }
+        self.prev[slot as usize] = NIL;
+        self.next[slot as usize] = NIL;
+        self.free.push(slot);
+    }
+
+    /// Entries from the top: `(page, slot, θ)`.
+    pub(super) fn walk(&self) -> Vec<(u64, u32, u32)> {
+        let mut v = Vec::with_capacity(self.len);
+        let mut c = self.top;
+        while c != NIL {
+            v.push((self.page[c as usize], c, self.theta[c as usize]));
+            c = self.next[c as usize];
+        }
+        v
+    }
+
+    /// Checks links, groups and the capacity.
+    pub(super) fn check(&self) -> Result<(), String> {
+        if self.len > self.cap {
+            return Err(format!("stack holds {} > cap {}", self.len, self.cap));
+        }
+        let mut pos = 0usize;
+        let mut prev = NIL;
+        let mut c = self.top;
+        while c != NIL {
+            if self.prev[c as usize] != prev {
+                return Err(format!("stack slot {c}: broken prev link"));
+            }
+            let g = pos / self.z;
+            if self.group[c as usize] as usize != g {
+                return Err(format!(
+                    "stack position {} in group {}, expected {g}",
+                    pos + 1,
+                    self.group[c as usize]
+                ));
+            }
+            if ((pos + 1).is_multiple_of(self.z) || pos + 1 == self.len)
+                && self.tails.get(g) != Some(&c)
+            {
+                return Err(format!("group {g} tail is not position {}", pos + 1));
+            }
+            pos += 1;
+            if pos > self.len {
+                return Err("stack longer than its length".into());
+            }
+            prev = c;
+            c = self.next[c as usize];
+        }
+        if pos != self.len || prev != self.bottom {
+            return Err(format!(
+                "stack walk found {pos} entries, length {}",
+                self.len
+            ));
+        }
+        if self.tails.len() != self.len.div_ceil(self.z) {
+            return Err(format!(
+                "{} groups for {} entries",
+                self.tails.len(),
+                self.len
+            ));
+        }
+        Ok(())
+    }
+}

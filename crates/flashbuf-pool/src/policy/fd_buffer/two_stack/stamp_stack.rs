@@ -1,0 +1,246 @@
+//! [`StampStack`]: the stamped representation of a group-based stack (every entry stamped
+//! with its last move to the top, positions counted on [`Ranks`]); see the module
+//! documentation of [`super::group_stack`].
+
+use super::group_stack::{Found, NIL};
+use super::ranks::Ranks;
+
+/// The stamped representation.
+#[derive(Debug, Clone)]
+pub(super) struct StampStack {
+    cap: usize,
+    z: usize,
+    /// `z` as a shift when it is a power of two.
+    z_shift: Option<u32>,
+    page: Vec<u64>,
+    /// The stamp (last move to the top, `NIL` if free) and threshold of each slot, side by
+    /// side: an access reads both.
+    entry: Vec<Entry>,
+    /// The slot stamped with each time (`NIL`: dead time).
+    at: Vec<u32>,
+    /// Live stamps.
+    ranks: Ranks,
+    /// The next stamp to hand out (every live stamp is below).
+    now: u32,
+    /// No live stamp is below this one (the bottom entry's stamp, or an earlier dead one).
+    oldest: u32,
+    len: usize,
+    free: Vec<u32>,
+    /// Counters read and stamps updated so far (the estimator's per-access work).
+    work: u64,
+}
+
+/// A slot's stamp and present-condition threshold.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    stamp: u32,
+    theta: u32,
+}
+
+impl StampStack {
+    pub(super) fn new(cap: usize, group_size: usize) -> Self {
+        assert!(cap > 0 && group_size > 0, "empty stack or group");
+        assert!(cap < (NIL as usize - 1) / 4 - 64, "stack too deep");
+        let n = cap + 1;
+        let ranks = Ranks::new(4 * n);
+        Self {
+            cap,
+            z: group_size,
+            z_shift: group_size
+                .is_power_of_two()
+                .then(|| group_size.trailing_zeros()),
+            page: vec![0; n],
+            entry: vec![
+                Entry {
+                    stamp: NIL,
+                    theta: 0
+                };
+                n
+            ],
+            at: vec![NIL; ranks.capacity()],
+            ranks,
+            now: 0,
+            oldest: 0,
+            len: 0,
+            free: (0..n as u32).rev().collect(),
+            work: 0,
+        }
+    }
+
+    /// Number of entries.
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the stack is empty.
+    pub(super) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Counters read and stamps updated so far.
+    pub(super) fn work(&self) -> u64 {
+        self.work
+    }
+
+    /// The entry in `slot` (a slot returned by [`GroupStack::push_top`] and not removed
+    /// since): its group-based distance and threshold.
+    #[inline]
+    pub(super) fn found(&mut self, slot: u32) -> Found {
+        let e = self.entry[slot as usize];
+        let (later, work) = self.ranks.count_later(e.stamp, self.now);
+        self.work += u64::from(work);
+        let g = match self.z_shift {
+            Some(k) => (later >> k) as usize,
+            None => later as usize / self.z,
+        };
+        let lo = (g * self.z + 1) as u32;
+        let hi = ((g + 1) * self.z).min(self.len) as u32;
+        Found {
+            slot,
+            lo,
+            hi,
+            distance: lo + (hi - lo) / 2,
+            theta: e.theta,
+        }
+    }
+
+    /// Sets the present-condition threshold of an entry.
+    #[inline]
+    pub(super) fn set_theta(&mut self, slot: u32, theta: u32) {
+        self.entry[slot as usize].theta = theta;
+    }
+
+    /// Stamps `slot` with a new time (the top); the old stamp, if any, must be cleared.
+    #[inline]
+    fn stamp_top(&mut self, slot: u32) {
+        if self.now as usize == self.at.len() {
+            self.renumber();
+        }
+        let t = self.now;
+        self.now += 1;
+        self.entry[slot as usize].stamp = t;
+        self.at[t as usize] = slot;
+        self.ranks.insert(t);
+        self.work += 1;
+    }
+
+    /// Clears the stamp of `slot`.
+    #[inline]
+    fn unstamp(&mut self, slot: u32) {
+        let t = self.entry[slot as usize].stamp;
+        self.ranks.remove(t);
+        self.at[t as usize] = NIL;
+        self.entry[slot as usize].stamp = NIL;
+        self.work += 1;
+    }
+
+    /// Renumbers the live stamps `0..n` in order (the stamps ran out).
+    fn renumber(&mut self) {
+        let mut next = 0u32;
+        let mut t = self.oldest;
+        while let Some(live) = self.ranks.first_from(t, self.now) {
+            let slot = self.at[live as usize];
+            self.at[live as usize] = NIL;
+            self.at[next as usize] = slot;
+            self.entry[slot as usize].stamp = next;
+            next += 1;
+            t = live + 1;
+        }
+        self.ranks.reset_to_prefix(next as usize);
+        self.work += u64::from(self.now);
+        self.now = next;
+        self.oldest = 0;
+    }
+
+    /// Moves entry `slot` to the top (distance 1).
+    #[inline]
+    pub(super) fn move_to_top(&mut self, slot: u32) {
+        if self.entry[slot as usize].stamp + 1 == self.now {
+            return;
+        }
+        self.unstamp(slot);
+        self.stamp_top(slot);
+    }
+
+    /// Pushes `page` (not in the stack) on top with threshold `theta`; drops the bottom
+    /// entry if the stack would exceed its capacity. Returns the new entry's slot and the
+    /// page of the dropped entry, if any.
+    pub(super) fn push_top(&mut self, page: u64, theta: u32) -> (u32, Option<u64>) {
+        let x = match self.free.pop() {
+            Some(x) => x,
+            None => unreachable!("a stack of cap {} has cap + 1 slots", self.cap),
+        };
+        self.page[x as usize] = page;
+        self.entry[x as usize].theta = theta;
+        self.stamp_top(x);
+        self.len += 1;
+        let mut dropped = None;
+        if self.len > self.cap {
+            let b = self.bottom();
+            dropped = Some(self.page[b as usize]);
+            self.remove(b);
+        }
+        (x, dropped)
+    }
+
+    /// The bottom (oldest) entry of a non-empty stack.
+    fn bottom(&mut self) -> u32 {
+        match self.ranks.first_from(self.oldest, self.now) {
+            Some(t) => {
+                self.work += u64::from(t - self.oldest) / 64 + 1;
+                self.oldest = t;
+                self.at[t as usize]
+            }
+            None => unreachable!("bottom of an empty stack"),
+        }
+    }
+
+    /// Removes entry `slot`.
+    pub(super) fn remove(&mut self, slot: u32) {
+        self.unstamp(slot);
+        self.len -= 1;
+        self.free.push(slot);
+    }
+
+    /// Entries from the top: `(page, slot, θ)`.
+    pub(super) fn walk(&self) -> Vec<(u64, u32, u32)> {
+        (self.oldest..self.now)
+            .rev()
+            .map(|t| self.at[t as usize])
+            .filter(|&s| s != NIL)
+            .map(|s| (self.page[s as usize], s, self.entry[s as usize].theta))
+            .collect()
+    }
+
+    /// Checks stamps, counts and the capacity.
+    pub(super) fn check(&self) -> Result<(), String> {
+        if self.len > self.cap {
+            return Err(format!("stack holds {} > cap {}", self.len, self.cap));
+        }
+        let live = self.ranks.check()?;
+        if live != self.len {
+            return Err(format!("{live} live stamps for {} entries", self.len));
+        }
+        let mut stamped = 0usize;
+        for (s, t) in self.entry.iter().map(|e| e.stamp).enumerate() {
+            if t == NIL {
+                continue;
+            }
+            stamped += 1;
+            if t < self.oldest || t >= self.now || self.at[t as usize] as usize != s {
+                return Err(format!("slot {s}: stamp {t} not mapped back"));
+            }
+            if !self.ranks.contains(t) {
+                return Err(format!("slot {s}: stamp {t} not live"));
+            }
+        }
+        if stamped != self.len || self.free.len() != self.entry.len() - self.len {
+            return Err(format!(
+                "{stamped} stamped slots, {} free, length {}",
+                self.free.len(),
+                self.len
+            ));
+        }
+        Ok(())
+    }
+}
