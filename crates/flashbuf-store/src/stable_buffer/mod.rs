@@ -118,6 +118,7 @@ pub mod config;
 mod flush;
 mod format;
 mod incremental;
+mod inner;
 mod invariants;
 pub mod layout;
 pub mod options;
@@ -129,13 +130,16 @@ mod reader;
 mod recovery;
 pub mod report;
 pub mod sbtt;
+mod stats;
 mod writer;
 
 pub use config::{FlushMode, Flusher, PatternCosts, Recognition, StableBufferConfig};
+use inner::{Inner, Lost, SlotMeta, State};
 pub use order::{arrange, MinRun, WriteOrder};
 pub use patterns::{
     on_demand, Candidates, IncrementalRecognizer, Instance, Pattern, PatternParams,
 };
+pub use stats::{MemoryReport, StableBufferStats};
 
 use crate::counters::StoreCounters;
 use crate::growth::Growth;
@@ -147,7 +151,6 @@ use flashbuf_device::Device;
 use layout::Layout;
 use parking_lot::{Condvar, Mutex};
 use sbtt::{Sbtt, SlotBits};
-use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
@@ -155,147 +158,6 @@ use std::thread::JoinHandle;
 
 /// Kind name written in the superblock.
 pub const KIND: &str = "stable-buffer";
-
-/// Counters of the staging area (besides the [`StoreStats`] every store keeps).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct StableBufferStats {
-    /// Slots of the staging area.
-    pub slots: u32,
-    /// Pages staged now.
-    pub staged: u64,
-    /// Most pages staged at once.
-    pub max_staged: u64,
-    /// Writes of a page not staged before (took a free slot).
-    pub new_stagings: u64,
-    /// Updates of a staged page in its slot.
-    pub in_place_updates: u64,
-    /// Updates of a staged page into a new slot (its copy was promised by a sync, or being
-    /// flushed).
-    pub out_of_place_updates: u64,
-    /// Reads served from a slot.
-    pub slot_reads: u64,
-    /// Reads served from the home location.
-    pub home_reads: u64,
-    /// Reads retried after racing with a concurrent write.
-    pub read_retries: u64,
-    /// Flushed instances per pattern (sequential, partitioned, focused).
-    pub flushes: [u64; 3],
-    /// Pages flushed per pattern.
-    pub flushed_pages: [u64; 3],
-    /// Flushes started by a writer that found no free slot.
-    pub passive_flushes: u64,
-    /// Flushes started by the background flusher.
-    pub proactive_flushes: u64,
-    /// Device syncs (flushes' and callers').
-    pub device_syncs: u64,
-    /// Pages found staged by the last recovery.
-    pub recovered_staged: u64,
-    /// Valid slots recovery freed (already home, or superseded).
-    pub recovered_freed: u64,
-    /// Pages the last recovery found lost: a completed sync promised a version whose
-    /// copy is damaged or gone (reported corrupt until rewritten).
-    pub recovered_lost: u64,
-    /// Pages known lost now.
-    pub lost: u64,
-    /// Whether the last recovery found the newer state record copy damaged (it used the
-    /// older one).
-    pub state_copy_damaged: bool,
-    /// Promise records committed (promise syncs that promised something new).
-    pub promise_records: u64,
-}
-
-/// Memory of the in-memory structures.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct MemoryReport {
-    /// Slots.
-    pub slots: u32,
-    /// Bytes of the SBTT (destination array and buckets).
-    pub sbtt_bytes: usize,
-    /// Bytes of the six slot bitmaps.
-    pub bitmap_bytes: usize,
-    /// `(sbtt_bytes + bitmap_bytes) / slots`.
-    pub per_slot_bytes: f64,
-    /// Approximate bytes of the incremental recognizer (0 for on-demand).
-    pub recognizer_bytes: usize,
-    /// Bytes of the per-slot sequence numbers and versions the promise record is built
-    /// from (16 per slot; not in `per_slot_bytes`, like the recognizer).
-    pub promise_bytes: usize,
-}
-
-/// What the promise record needs of a slot besides its destination.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-struct SlotMeta {
-    /// Staging sequence number of the slot's current image.
-    seq: u64,
-    /// Version of the page it holds.
-    version: u64,
-}
-
-/// A page whose promised version was lost (found by recovery; see [`promise`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Lost {
-    /// The version a completed sync promised.
-    promised: u64,
-    /// The version the home copy holds (0: none or unreadable).
-    found: u64,
-}
-
-/// What the mutex guards.
-#[derive(Debug)]
-struct State {
-    sbtt: Sbtt,
-    bits: SlotBits,
-    recognizer: Option<IncrementalRecognizer>,
-    next_seq: u64,
-    /// Bumped whenever a slot write starts (readers detect slot reuse).
-    slot_write_gen: u64,
-    /// Bumped whenever a flush is about to write home pages.
-    home_write_gen: u64,
-    flushes_in_flight: u32,
-    syncs_in_flight: u32,
-    /// In-place slot writes in flight (a promise sync waits for them).
-    in_place_in_flight: u32,
-    /// Sequence numbers of the slot writes in flight (the promise's high-water mark
-    /// stays below them: see [`promise`]).
-    seqs_in_flight: std::collections::BTreeSet<u64>,
-    /// A promise sync is waiting for in-place writes: none may start.
-    promise_fence: bool,
-    /// Per slot: sequence and version of its image (meaningful while mapped).
-    meta: Vec<SlotMeta>,
-    /// Pages whose promised version is lost.
-    lost: HashMap<u64, Lost>,
-    shutdown: bool,
-    stats: StableBufferStats,
-    /// The slot-reuse rule of background flushes (`background.rs`).
-    joins: background::Joins,
-}
-
-#[derive(Debug)]
-struct Inner<D> {
-    dev: D,
-    cfg: StableBufferConfig,
-    layout: Layout,
-    salt: u64,
-    params: PatternParams,
-    state: Mutex<State>,
-    /// Signalled on every state change writers or readers may wait for.
-    changed: Condvar,
-    /// Wakes the background flusher.
-    flusher_wake: Condvar,
-    sync_lock: Mutex<()>,
-    grow: Growth,
-    /// The A/B state record: data extent, promise record and written-page map.
-    state_area: StateArea,
-    /// Pages ever written (`crate::written_map`): one whose home reads as zeros while
-    /// nothing stages it lost its contents at rest.
-    written: WrittenMap,
-    /// Test hook: promise syncs skip the in-place fence (simulates bug C).
-    unfenced_sync: AtomicBool,
-    poison: Poison,
-    counters: StoreCounters,
-    /// The device's background queue, when proactive flushes run on it (`background.rs`).
-    background: Option<background::BackgroundQueue>,
-}
 
 /// The StableBuffer write path: pages are staged in a small on-device area and flushed
 /// home in efficient write patterns (see the [module docs](self)).
