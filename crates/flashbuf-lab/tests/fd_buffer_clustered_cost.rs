@@ -64,6 +64,12 @@ fn the_clustered_cost_model_keeps_a_dirty_pool_and_costs_the_device_less() {
         variant.device_time_us / 1e6,
         faithful.device_time_us / 1e6
     );
+    // The variant reports its model at the M_d in force; the faithful policy has none.
+    let pr = &variant.policy_report;
+    let (k, f, pw) = (pr["k_at_m_d"], pr["r_factor"], pr["window_written_pages"]);
+    assert!(k >= 1.0 && pw >= 1.0, "{pr:?}");
+    assert!(f > 0.0 && f <= 1.0, "{pr:?}");
+    assert!(!faithful.policy_report.contains_key("k_at_m_d"));
 }
 
 #[test]

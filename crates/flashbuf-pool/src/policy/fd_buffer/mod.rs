@@ -72,6 +72,10 @@
 //! the advisor's overhead (`advisor_work` units, `advisor_ns` with a clock), the
 //! estimator's per-access work (`stack_work`), `cluster_scans`, `unhinted_misses`, and
 //! with `track_accuracy` the mean Table 5 errors (`err_p_c`, ..., `err_p_c_without_pr`, ...).
+//! The clustered-cost variant adds its model at the `M_d` in force: `k_at_m_d` (expected
+//! pages per drained cluster, from the last window's writes), `r_factor` (what `R` is
+//! multiplied by there) and `window_written_pages` (`P_w`, beyond which `k` is flat) — to
+//! set beside the run's realised pages per cluster write.
 //!
 //! # Driving it through the pool
 //! ```

@@ -126,6 +126,12 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
             ("cluster_scans", s.cluster_scans as f64),
             ("unhinted_misses", s.unhinted_misses as f64),
         ];
+        if let Some(cc) = &self.clustered_cost {
+            let m_d = self.m - self.m_c;
+            v.push(("k_at_m_d", cc.pages_per_cluster(m_d)));
+            v.push(("r_factor", cc.r_factor(m_d)));
+            v.push(("window_written_pages", cc.window_pages() as f64));
+        }
         if self.opts.track_accuracy {
             let (with, without) = mean_errors(&self.records);
             v.push(("err_p_c", with[0]));
