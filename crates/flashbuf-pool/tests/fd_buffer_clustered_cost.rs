@@ -28,6 +28,12 @@ fn the_variant_has_its_own_defaults_and_the_faithful_one_keeps_the_papers() {
     assert_eq!(VARIANT_GROUPS, 256);
     assert!(v.io_count, "the variant counts misses and write-backs");
     assert!(v.paid_moves, "the variant charges moves of M_c");
+    assert!(v.recent_span, "the variant reads k off the recent writes");
+    assert!(
+        !spec("fd-buffer:cost=clustered,span=window")
+            .unwrap()
+            .recent_span
+    );
     let v = spec("fd-buffer:cost=clustered,window=5000,victim=priority,seq=0.25").unwrap();
     assert_eq!(v.window, WindowSpec::Refs(5_000));
     assert_eq!(v.victim, ClusterVictim::Priority);
@@ -48,6 +54,7 @@ fn the_variant_has_its_own_defaults_and_the_faithful_one_keeps_the_papers() {
     assert_eq!(f.group, GroupSpec::Pages(64));
     assert!(!f.io_count, "the faithful policy keeps Eq. (3)");
     assert!(!f.paid_moves);
+    assert!(!f.recent_span);
     // The counted cost and the groups rule are options of the faithful policy too.
     let f = spec("fd-buffer:count=io,groups=32").unwrap();
     assert!(f.io_count);
@@ -88,6 +95,8 @@ fn the_variants_group_size_follows_the_buffer() {
     assert_eq!(at("fd-buffer", 3_800).group_size, 64);
     assert!(!at("fd-buffer", 64).io_count);
     assert!(at("fd-buffer:cost=clustered", 64).paid_moves);
+    assert!(at("fd-buffer:cost=clustered", 64).recent_span);
+    assert!(!at("fd-buffer", 64).recent_span);
     assert!(!at("fd-buffer", 64).paid_moves);
 }
 
@@ -107,6 +116,7 @@ fn contradictions_are_refused_with_a_reason() {
         ),
         ("fd-buffer:count=exact", "count"),
         ("fd-buffer:moves=paid", "moves=paid needs count=io"),
+        ("fd-buffer:span=recent", "span needs cost=clustered"),
         (
             "fd-buffer:cost=clustered,count=eq3,moves=paid",
             "needs count=io",

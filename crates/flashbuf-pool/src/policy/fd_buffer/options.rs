@@ -47,6 +47,10 @@ pub struct FdBufferOptions {
     /// With `io_count`: the advisor charges the move from the current `M_c`
     /// ([`super::cost::Curves::best_m_c_io_from`]; a variant; default false).
     pub paid_moves: bool,
+    /// With the clustered-cost variant: `k(m)` from the recent writes back to `M`
+    /// distinct pages, across windows, instead of the last window's writes
+    /// ([`super::clustered_cost`]).
+    pub recent_span: bool,
     /// Clock for measuring the advisor's CPU time (default none: work units only).
     pub clock: Option<AdvisorClock>,
 }
@@ -67,6 +71,7 @@ impl Default for FdBufferOptions {
             clustered_cost: None,
             io_count: false,
             paid_moves: false,
+            recent_span: false,
             clock: None,
         }
     }
@@ -88,6 +93,7 @@ impl std::fmt::Debug for FdBufferOptions {
             .field("clustered_cost", &self.clustered_cost)
             .field("io_count", &self.io_count)
             .field("paid_moves", &self.paid_moves)
+            .field("recent_span", &self.recent_span)
             .field("clock", &self.clock.is_some())
             .finish()
     }
@@ -173,6 +179,13 @@ impl FdBufferOptions {
     /// With `io_count`, moves of `M_c` charged to the advisor's cost.
     pub fn paid_moves(mut self, on: bool) -> Self {
         self.paid_moves = on;
+        self
+    }
+
+    /// With the clustered-cost variant, reads `k(m)` off the recent writes across
+    /// windows (`span=recent`).
+    pub fn recent_span(mut self, on: bool) -> Self {
+        self.recent_span = on;
         self
     }
     /// A clock (ns) to time the advisor with.

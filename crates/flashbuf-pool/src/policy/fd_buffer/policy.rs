@@ -119,7 +119,7 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
             .cluster_pages()
             .map(|n| Clusters::new(frames_count, n));
         let clustered_cost = match (opts.clustered_cost, opts.clustering.cluster_pages()) {
-            (Some(s), Some(n)) => Some(ClusteredCost::new(n, s)),
+            (Some(s), Some(n)) => Some(ClusteredCost::new(n, s, opts.recent_span.then_some(m))),
             _ => None,
         };
         Ok(Self {

@@ -19,8 +19,10 @@
 //! has its own defaults, each measured on five traces × three devices × three buffer
 //! sizes there: `victim=order`, `window=20000` ([`VARIANT_WINDOW`]), `count=io` (misses and
 //! write-backs counted per access instead of Eq. (3)), `moves=paid` (a move of `M_c`
-//! charged its forced write-backs or dropped reads) and `groups=256` (at most 256
-//! Two-Stack groups, `ceil(frames / 256)` pages each, [`VARIANT_GROUPS`]). An option
+//! charged its forced write-backs or dropped reads), `groups=256` (at most 256
+//! Two-Stack groups, `ceil(frames / 256)` pages each, [`VARIANT_GROUPS`]) and
+//! `span=recent` (`k` read off the recent writes back to as many distinct pages as the
+//! buffer has frames, across windows). An option
 //! given by hand wins over the variant's default; the faithful `fd-buffer` keeps Eq. (3)
 //! and groups of 64.
 
@@ -124,7 +126,7 @@ pub const OPTIONS: &[OptionSpec] = &[
         help: "the advisor's cost model: Eq. (3) as printed, or clustered (a variant, not the \
                paper's: a dirty eviction costs R·(s + (1 − s)/k), k the pages per cluster a \
                dirty pool of that size holds; needs clustering; its defaults are \
-               victim=order, window=20000, count=io, moves=paid and groups=256)",
+               victim=order, window=20000, count=io, moves=paid, groups=256 and span=recent)",
     },
     OptionSpec {
         key: "count",
@@ -141,6 +143,14 @@ pub const OPTIONS: &[OptionSpec] = &[
         help: "with count=io: paid charges the advisor for moving M_c (Δ write-backs to \
                raise it, Δ reads to lower it) over one window; default free, paid with \
                cost=clustered",
+    },
+    OptionSpec {
+        key: "span",
+        kind: OptKind::Choice(&["window", "recent"]),
+        default: None,
+        help: "with cost=clustered: the writes k (pages per drained cluster) is read off — \
+               window (the last window's) or recent (the most recent writes back to as many \
+               distinct pages as the buffer has frames, across windows); default recent",
     },
     OptionSpec {
         key: "groups",
@@ -229,6 +239,9 @@ pub struct FdBufferSpec {
     pub io_count: bool,
     /// The advisor charges moves of `M_c` (`moves=paid`).
     pub paid_moves: bool,
+    /// The clustered-cost model reads `k` off the recent writes across windows
+    /// (`span=recent`) instead of the last window's.
+    pub recent_span: bool,
     /// `R`.
     pub r: RSpec,
     /// Present conditions.
@@ -305,8 +318,16 @@ impl FdBufferSpec {
             Some(w) => w == "paid",
             None => variant && io_count,
         };
+        let recent_span = match o.word("span") {
+            Some(_) if clustered_cost.is_none() => {
+                return Err(o.invalid("span needs cost=clustered"))
+            }
+            Some(w) => w == "recent",
+            None => variant,
+        };
         Ok(Self {
             window,
+            recent_span,
             group: match (o.given("group"), o.usize("groups")) {
                 (true, Some(_)) => return Err(o.invalid("give either group or groups, not both")),
                 (_, Some(n)) => GroupSpec::PerStack(n),
@@ -343,6 +364,7 @@ impl FdBufferSpec {
             .group_size(self.group.pages(ctx.frames))
             .io_count(self.io_count)
             .paid_moves(self.paid_moves)
+            .recent_span(self.recent_span)
             .present_conditions(self.present_conditions)
             .track_accuracy(self.track)
             .initial_clean_ratio(self.init)
