@@ -117,7 +117,7 @@
 //!   model priced a write-back at ≈ 82 reads where the device charged ≈ 26. The curve is
 //!   now read off the most recent writes back to `M` distinct pages, across windows (the
 //!   dirty pool never holds more; older writes are dropped, and at most
-//!   [`SPAN_MAX_WRITES`] are kept): `k_at_m_d` 17.3 / 23.1 there. **41 wins of 45**
+//!   `SPAN_MAX_WRITES`, 2^20, are kept): `k_at_m_d` 17.3 / 23.1 there. **41 wins of 45**
 //!   (CASA 4), 0.89–1.026× the best other policy (geometric mean 0.963); against the
 //!   three rules alone 0.964–1.002× per cell (16 cells cheaper, 28 the same, one 0.2%
 //!   dearer). The size-biased mean (`Σ k_c² / m`, the expected cluster of a random dirty
