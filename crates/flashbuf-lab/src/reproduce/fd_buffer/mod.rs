@@ -57,8 +57,8 @@
 //! so a growing `R` (RM1) or a clustering-dependent write cost is not followed; a static
 //! split with a 5 % clean pool (8,589 s) shows the room left. The clustered-cost variant
 //! (not the paper's, `policy::fd_buffer::clustered_cost`) is the cheapest policy in all
-//! four trace × card cells of Figs. 2–3 (TPC-C 8,730 and 14,981 s, pgbench 4,085 and
-//! 7,109 s against CASA's 10,697, 18,107, 4,213 and 7,131) and on flash-25 (883 vs 1,006
+//! four trace × card cells of Figs. 2–3 (TPC-C 8,736 and 14,976 s, pgbench 3,825 and
+//! 6,535 s against CASA's 10,697, 18,107, 4,213 and 7,131) and on flash-25 (883 vs 1,006
 //! s). Why FD-Buffer loses to CASA on other traces and on steady devices: the same module.
 
 mod figs_4_6;
