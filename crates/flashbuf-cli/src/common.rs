@@ -106,7 +106,7 @@ pub struct CommonArgs {
     pub dirty_bytes: String,
     /// What pages carry: `bytes` (whole pages, copied and checksummed) or `none` (only
     /// each page's header and stamp, 64 bytes; every policy, store and device decision and
-    /// cost as with bytes, for fast policy and device sweeps; every store but icl).
+    /// cost as with bytes, for fast policy and device sweeps; every store takes it).
     /// Reported as data.
     #[arg(long, default_value = "bytes", value_name = "bytes|none")]
     pub data: flashbuf_core::DataMode,
