@@ -63,7 +63,7 @@ impl fmt::Debug for ByteRange {
 /// assert_eq!(v, vec![ByteRange::new(0, 4), ByteRange::new(100, 15)]);
 /// assert_eq!(d.total_bytes(), 19);
 /// ```
-#[derive(Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Default)]
 pub struct DirtyRanges {
     /// `(first, last)` byte of each range, inclusive, sorted.
     bounds: [(u16, u16); Self::CAPACITY],
@@ -121,8 +121,13 @@ impl DirtyRanges {
             "range {start}+{len} beyond 64 KiB"
         );
         let (mut lo, mut hi) = (start.min(65535) as u16, last.min(65535) as u16);
-        // Absorb every existing range that overlaps or touches [lo, hi].
         let n = self.len as usize;
+        // Already covered by one range (the common case of a page written again and again,
+        // and of a whole-page mark): nothing changes.
+        if self.bounds[..n].iter().any(|&(a, b)| a <= lo && hi <= b) {
+            return;
+        }
+        // Absorb every existing range that overlaps or touches [lo, hi].
         let mut out = [(0u16, 0u16); Self::CAPACITY + 1];
         let mut k = 0;
         let mut placed = false;
@@ -162,7 +167,8 @@ impl DirtyRanges {
             out.copy_within(best + 2..k, best + 1);
             k -= 1;
         }
-        self.bounds[..k].copy_from_slice(&out[..k]);
+        // A fixed-size copy (no call to `memcpy`); entries from `k` on are not read.
+        self.bounds.copy_from_slice(&out[..Self::CAPACITY]);
         self.len = k as u8;
     }
 
@@ -188,6 +194,15 @@ impl DirtyRanges {
         self.iter().map(|r| r.len() as usize).sum()
     }
 }
+
+/// Equal when they record the same ranges (entries past the live ones do not count).
+impl PartialEq for DirtyRanges {
+    fn eq(&self, other: &Self) -> bool {
+        self.bounds[..self.len as usize] == other.bounds[..other.len as usize]
+    }
+}
+
+impl Eq for DirtyRanges {}
 
 impl fmt::Debug for DirtyRanges {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

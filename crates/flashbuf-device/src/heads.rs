@@ -100,7 +100,11 @@ impl Heads {
             self.count += 1;
         }
         self.lens[i] = head.len() as u8;
-        self.bytes.slot_mut(i)[..head.len()].copy_from_slice(head);
+        let slot = self.bytes.slot_mut(i);
+        match <&[u8; HEAD_MAX_BYTES]>::try_from(head) {
+            Ok(whole) => *slot = *whole, // no call to `memcpy`
+            Err(_) => slot[..head.len()].copy_from_slice(head),
+        }
         true
     }
 
@@ -114,8 +118,15 @@ impl Heads {
             Some(&n) if n != 0 => n as usize,
             _ => return false,
         };
+        let slot = self.bytes.slot(i);
+        if let (HEAD_MAX_BYTES, Ok(whole)) = (n, <&mut [u8; HEAD_MAX_BYTES]>::try_from(&mut *head))
+        {
+            // The metadata mode's case: a whole slot, copied without a call to `memcpy`.
+            *whole = *slot;
+            return true;
+        }
         let k = n.min(head.len());
-        head[..k].copy_from_slice(&self.bytes.slot(i)[..k]);
+        head[..k].copy_from_slice(&slot[..k]);
         head[k..].fill(0);
         true
     }

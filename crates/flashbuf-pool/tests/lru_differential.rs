@@ -7,7 +7,9 @@ mod common;
 
 use common::{mem_store, Call, Recording};
 use flashbuf_core::PageId;
-use flashbuf_pool::policy::{reference::NaiveLru, Access, Lru, Policy};
+use flashbuf_pool::policy::{
+    reference::NaiveLru, Access, Clustered, ClusteringConfig, Lru, Policy,
+};
 use flashbuf_pool::{BufferPool, PageAccess, PoolStats};
 use proptest::prelude::*;
 
@@ -76,5 +78,22 @@ proptest! {
         prop_assert_eq!(&a, &c);
         let d = replay_many(Box::new(Lru::new(frames)), frames, &trace);
         prop_assert_eq!(a, d);
+    }
+
+    /// `access_many` serves misses under the pool lock held all along, the guards release
+    /// it for the store's I/O: with cluster write-backs (batches of pinned, latched
+    /// members) both must make the same store calls in the same order.
+    #[test]
+    fn access_many_matches_the_guards_with_cluster_write_backs(
+        frames in 1usize..12,
+        cluster in 1u64..6,
+        drain in any::<bool>(),
+        trace in proptest::collection::vec((any::<bool>(), 0u64..30), 1..400)
+    ) {
+        let cfg = if drain { ClusteringConfig::drain(cluster) } else { ClusteringConfig::batch(cluster) };
+        let policy = || Box::new(Clustered::new(Lru::new(frames), cfg).unwrap());
+        let a = replay_with(policy(), frames, &trace, false);
+        let b = replay_many(policy(), frames, &trace);
+        prop_assert_eq!(a, b);
     }
 }

@@ -6,7 +6,7 @@ mod common;
 
 use common::mem_store;
 use flashbuf_core::PageId;
-use flashbuf_pool::policy::Lru;
+use flashbuf_pool::policy::{Clustered, ClusteringConfig, Lru, Policy};
 use flashbuf_pool::BufferPool;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -22,8 +22,25 @@ impl XorShift {
 }
 
 fn run(seed: u64, threads: usize, frames: usize, pages: u64, ops: usize) {
-    let pool =
-        Arc::new(BufferPool::new(mem_store(512), frames, Box::new(Lru::new(frames))).unwrap());
+    run_with(
+        seed,
+        threads,
+        frames,
+        pages,
+        ops,
+        Box::new(Lru::new(frames)),
+    );
+}
+
+fn run_with(
+    seed: u64,
+    threads: usize,
+    frames: usize,
+    pages: u64,
+    ops: usize,
+    policy: Box<dyn Policy>,
+) {
+    let pool = Arc::new(BufferPool::new(mem_store(512), frames, policy).unwrap());
     let expected: Arc<Vec<AtomicU64>> = Arc::new((0..pages).map(|_| AtomicU64::new(0)).collect());
     let handles: Vec<_> = (0..threads)
         .map(|t| {
@@ -92,5 +109,19 @@ fn eight_threads_hot_pages() {
     // Few pages, even fewer frames: heavy contention on the same latches.
     for seed in 0..3 {
         run(seed, 8, 4, 10, 3000);
+    }
+}
+
+/// Regression: a miss took its cluster's batch members from the pool's shared batch list
+/// only after dropping and retaking the pool lock, so another thread's miss in between
+/// could replace the list — the first then wrote back (and unlatched) frames the other
+/// had secured. The members now leave the list under the lock that chose them.
+#[test]
+fn regression_pool_batch_members_are_the_evictors_own() {
+    // Before the fix, about one run in four of four seeds panicked or hung.
+    for seed in 0..16 {
+        let frames = 12;
+        let policy = Clustered::new(Lru::new(frames), ClusteringConfig::batch(4)).unwrap();
+        run_with(seed, 4, frames, 60, 4000, Box::new(policy));
     }
 }

@@ -8,15 +8,14 @@ use crate::policy::{IoKind, Victim};
 use crate::PoolError;
 use flashbuf_core::page::{self, HEADER_BYTES};
 use flashbuf_core::{DirtyRanges, FrameId, PageId};
-use flashbuf_store::{PageStore, PageWrite};
-use parking_lot::MutexGuard;
+use flashbuf_store::{PageStore, PageWrite, StoreError};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
 impl<S: PageStore> BufferPool<S> {
     /// Under the pool lock: a free frame, or the policy's victim (removed from the table
     /// and the policy). The frame comes back latched exclusively. Batch members chosen by
     /// the policy are left in `g.batch`, each pinned and latched exclusively.
-    pub(super) fn take_frame(&self, g: &mut MutexGuard<'_, Inner>) -> Result<Taken, PoolError> {
+    pub(super) fn take_frame(&self, g: &mut Inner) -> Result<Taken, PoolError> {
         g.batch.clear();
         // A frame whose load failed may still carry the pin of a thread about to retry;
         // take a free frame nobody pins.
@@ -39,7 +38,7 @@ impl<S: PageStore> BufferPool<S> {
             let fr = &frames[f.index()];
             fr.pins.load(Acquire) == 0 && fr.flags.load(Relaxed) & VALID != 0
         };
-        let inner = &mut **g;
+        let inner = g;
         let policy_name = inner.policy.name();
         let victim = match inner.policy.choose_victim(&evictable) {
             Some(v) => v,
@@ -125,79 +124,103 @@ impl<S: PageStore> BufferPool<S> {
         d
     }
 
-    /// Writes back the evicted frame's old page (if dirty) and the batch members, in the
-    /// policy's order, as one store call. Frame `f` holds the old page's bytes.
+    /// Writes back the evicted frame's old page (if dirty) and the batch `members` (taken
+    /// out of `Inner::batch` under the lock by the caller, so another miss cannot replace
+    /// them meanwhile), in the policy's order, as one store call, with the pool lock
+    /// released (taken again to record the outcome). Frame `f` holds the old page's bytes.
     pub(super) fn write_back_victim(
         &self,
         f: FrameId,
         old_dirty: Option<PageId>,
         observe: bool,
+        members: &[FrameId],
     ) -> Result<(), PoolError> {
-        // Copy the member list out of the lock (members are pinned and latched by us).
-        let members: Vec<FrameId> = {
-            let g = self.inner.lock();
-            g.batch.clone()
-        };
         let t0 = observe.then(|| self.store.device_stats().device_time_us);
-        let result = if members.is_empty() {
+        let result = self.write_members(f, old_dirty, members);
+        let dt = t0.map(|t0| self.store.device_stats().device_time_us - t0);
+        let mut g = self.inner.lock();
+        self.end_write_back(&mut g, f, old_dirty, members, &result, dt);
+        drop(g);
+        result.map(|_| ()).map_err(PoolError::from)
+    }
+
+    /// The store call of a write-back: `old_dirty` from frame `f` and the batch `members`
+    /// (every one, and `f`, latched exclusively by the caller); returns the pages written.
+    pub(super) fn write_members(
+        &self,
+        f: FrameId,
+        old_dirty: Option<PageId>,
+        members: &[FrameId],
+    ) -> Result<u64, StoreError> {
+        if members.is_empty() {
             let old = old_dirty.unwrap_or_else(|| unreachable!("no write-back requested"));
             // SAFETY: f is latched exclusively by this thread.
             let dirty = unsafe { self.seal(f, old) };
             // SAFETY: as above.
             let bytes = unsafe { self.arena.page(f) };
-            self.store.write_page(old, bytes, &dirty).map(|()| 1)
-        } else {
-            let mut writes = Vec::with_capacity(members.len() + 1);
-            let mut victim_in_batch = false;
-            for &m in &members {
-                let pid = if m == f {
-                    victim_in_batch = true;
-                    match old_dirty {
-                        Some(p) => p,
-                        None => continue, // a clean victim needs no write
-                    }
-                } else {
-                    PageId(self.frames[m.index()].page_id.load(Relaxed))
-                };
-                // SAFETY: every member (and f) is latched exclusively by this thread.
-                let dirty = unsafe { self.seal(m, pid) };
-                writes.push((m, pid, dirty));
-            }
-            if let (Some(old), false) = (old_dirty, victim_in_batch) {
-                // SAFETY: as above.
-                let dirty = unsafe { self.seal(f, old) };
-                writes.push((f, old, dirty));
-            }
-            let batch: Vec<PageWrite<'_>> = writes
-                .iter()
-                .map(|&(m, pid, dirty)| PageWrite {
-                    pid,
-                    // SAFETY: latched exclusively; no one else writes these bytes.
-                    page: unsafe { self.arena.page(m) },
-                    dirty,
-                })
-                .collect();
-            let n = batch.len() as u64;
-            self.store.write_pages(&batch).map(|()| n)
-        };
-        let mut g = self.inner.lock();
-        let ok = result.is_ok();
-        if let (Err(e), None) = (&result, &g.poisoned) {
-            g.poisoned = Some(format!(
-                "buffer pool: write-back of an evicted page failed: {e}"
-            ));
+            return self.store.write_page(old, bytes, &dirty).map(|()| 1);
         }
-        if let Ok(n) = result {
+        let mut writes = Vec::with_capacity(members.len() + 1);
+        let mut victim_in_batch = false;
+        for &m in members {
+            let pid = if m == f {
+                victim_in_batch = true;
+                match old_dirty {
+                    Some(p) => p,
+                    None => continue, // a clean victim needs no write
+                }
+            } else {
+                PageId(self.frames[m.index()].page_id.load(Relaxed))
+            };
+            // SAFETY: every member (and f) is latched exclusively by this thread.
+            let dirty = unsafe { self.seal(m, pid) };
+            writes.push((m, pid, dirty));
+        }
+        if let (Some(old), false) = (old_dirty, victim_in_batch) {
+            // SAFETY: as above.
+            let dirty = unsafe { self.seal(f, old) };
+            writes.push((f, old, dirty));
+        }
+        let batch: Vec<PageWrite<'_>> = writes
+            .iter()
+            .map(|&(m, pid, dirty)| PageWrite {
+                pid,
+                // SAFETY: latched exclusively; no one else writes these bytes.
+                page: unsafe { self.arena.page(m) },
+                dirty,
+            })
+            .collect();
+        let n = batch.len() as u64;
+        self.store.write_pages(&batch).map(|()| n)
+    }
+
+    /// Under the pool lock, after `write_members`: poisons the pool on failure; counts the
+    /// pages, tells the policy the time per page (`dt_us`, if observed) and which members
+    /// became clean; releases the members (not `f`); ends the in-flight write-back of
+    /// `old_dirty` on success.
+    pub(super) fn end_write_back(
+        &self,
+        g: &mut Inner,
+        f: FrameId,
+        old_dirty: Option<PageId>,
+        members: &[FrameId],
+        result: &Result<u64, StoreError>,
+        dt_us: Option<f64>,
+    ) {
+        let ok = result.is_ok();
+        if let Err(e) = result {
+            g.poison("write-back of an evicted page", e);
+        }
+        if let Ok(n) = *result {
             self.io.page_writes.fetch_add(n, Relaxed);
             if !members.is_empty() {
                 self.io.write_batches.fetch_add(1, Relaxed);
             }
-            if let Some(t0) = t0 {
-                let dt = self.store.device_stats().device_time_us - t0;
+            if let Some(dt) = dt_us {
                 g.policy.observe_io(IoKind::Write, dt / n.max(1) as f64);
             }
         }
-        for &m in &members {
+        for &m in members {
             if m == f {
                 continue;
             }
@@ -212,14 +235,11 @@ impl<S: PageStore> BufferPool<S> {
             unsafe { mf.unlock(true) };
             mf.pins.fetch_sub(1, Release);
         }
-        g.batch.clear();
         if ok {
             if let Some(old) = old_dirty {
                 g.evicting.retain(|p| *p != old);
                 self.evicted.notify_all();
             }
         }
-        drop(g);
-        result.map(|_| ()).map_err(PoolError::from)
     }
 }

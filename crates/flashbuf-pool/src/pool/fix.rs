@@ -72,11 +72,14 @@ impl<S: PageStore> BufferPool<S> {
     }
 
     /// Accesses many pages in order: `key(i)` names the `i`-th page and access for `i` in
-    /// `0..n`, and `f(i, page)` runs on it. Runs of hits on unpinned pages are served under
-    /// one hold of the pool lock (at most [`ACCESS_RUN_MAX`] accesses per hold, so other
-    /// threads get their turn); a miss or a pinned page drops the lock and takes the guard
-    /// path. Decisions, counts and store calls are exactly those of the same accesses made
-    /// one by one. `f` must be brief and must not touch the pool.
+    /// `0..n`, and `f(i, page)` runs on it. Runs of accesses are served under one hold of
+    /// the pool lock (at most [`ACCESS_RUN_MAX`] per hold, so other threads get their
+    /// turn), misses included: a plain miss is loaded with the lock held all along (the
+    /// store's I/O too — for a replay, where no other thread waits: no lock is dropped
+    /// and retaken, no pin published). A pinned page, one being written back, or a miss
+    /// that finds every frame pinned drops the lock and takes the guard path, which
+    /// waits. Decisions, counts and store calls are exactly those of the same accesses
+    /// made one by one. `f` must be brief and must not touch the pool.
     ///
     /// On error, returns the index of the access that failed with the error; accesses
     /// before it were made.
@@ -97,55 +100,38 @@ impl<S: PageStore> BufferPool<S> {
                 return Err((i, e));
             }
             let stop = n.min(i + ACCESS_RUN_MAX);
-            let mut missed = None;
+            let mut waits = None;
             while i < stop {
                 let (pid, access) = key(i);
-                match self.probe(&mut g, pid, access) {
-                    Probe::Hit(fr) => {
-                        // SAFETY: `probe` established exclusive access under the lock.
-                        unsafe { self.call_exclusive(fr, access, i, &mut f) };
-                        i += 1;
+                let fr = match self.probe(&mut g, pid, access) {
+                    Probe::Hit(fr) => fr,
+                    Probe::Miss if !g.evicting.contains(&pid) => {
+                        match self.load_locked(&mut g, pid, access) {
+                            Ok(fr) => fr,
+                            Err(PoolError::AllPinned { .. }) => {
+                                waits = Some((pid, access));
+                                break;
+                            }
+                            Err(e) => return Err((i, e)),
+                        }
                     }
-                    Probe::Miss => {
-                        missed = Some((pid, access, true));
+                    Probe::Miss | Probe::Busy => {
+                        waits = Some((pid, access));
                         break;
                     }
-                    Probe::Busy => {
-                        missed = Some((pid, access, false));
-                        break;
-                    }
-                }
+                };
+                // SAFETY: `probe` (a hit) or `load_locked` (a miss) established exclusive
+                // access under the lock, which we still hold.
+                unsafe { self.call_exclusive(fr, access, i, &mut f) };
+                i += 1;
             }
-            let Some((pid, access, plain_miss)) = missed else {
+            drop(g);
+            let Some((pid, access)) = waits else {
                 continue;
             };
-            // A plain miss is loaded right away under the lock we hold (as `fix` would,
-            // without giving the lock up and looking the page up again). A pinned page,
-            // one being written back, or a miss that finds every frame pinned takes the
-            // guard path, which waits.
-            let frame = if plain_miss && !g.evicting.contains(&pid) {
-                match self.load(g, pid, access) {
-                    Ok(fr) => Some(fr),
-                    Err(PoolError::AllPinned { .. }) => None,
-                    Err(e) => return Err((i, e)),
-                }
-            } else {
-                drop(g);
-                None
-            };
-            let r = match (access, frame) {
-                (Access::Read, Some(frame)) => {
-                    let guard = PageReadGuard { pool: self, frame };
-                    f(i, PageAccess::Read(guard.data()));
-                    Ok(())
-                }
-                (Access::Write, Some(frame)) => {
-                    let mut guard = PageWriteGuard { pool: self, frame };
-                    f(i, PageAccess::Write(guard.writer()));
-                    Ok(())
-                }
-                (Access::Read, None) => self.read(pid).map(|g| f(i, PageAccess::Read(g.data()))),
-                (Access::Write, None) => self
+            let r = match access {
+                Access::Read => self.read(pid).map(|g| f(i, PageAccess::Read(g.data()))),
+                Access::Write => self
                     .write(pid)
                     .map(|mut g| f(i, PageAccess::Write(g.writer()))),
             };

@@ -15,6 +15,12 @@
 //!   id in the table, keeps the frame latched exclusively while it writes the old page
 //!   back and reads the new one, and records the old page id in `evicting` so that a miss
 //!   on it waits until the write-back is done (it would read a stale page otherwise).
+//!   The exception is [`BufferPool::access_many`], the replay's way in: it serves a plain
+//!   miss with the pool lock held all along (no other thread can pin anything meanwhile,
+//!   so the frame needs no published pin), trading other threads' progress during the
+//!   store's I/O for no lock round trips — the same steps, policy calls and store calls.
+//! - A miss takes its cluster's batch members out of the shared list under the lock that
+//!   chose them (regression test `regression_pool_batch_members_are_the_evictors_own`).
 //! - `writers` counts pins taken for writing that have not been released. A write-back
 //!   tells the policy `on_clean` only if no writer is pending, so that the policy's view
 //!   of dirtiness never misses a modification. The frame's `DIRTY` flag is authoritative
@@ -126,6 +132,13 @@ struct Inner {
 }
 
 impl Inner {
+    /// Poisons the pool (the first reason is kept); the caller holds the pool lock.
+    fn poison(&mut self, what: &str, e: &dyn std::fmt::Display) {
+        if self.poisoned.is_none() {
+            self.poisoned = Some(format!("buffer pool: {what} failed: {e}"));
+        }
+    }
+
     /// `Err(Poisoned)` once the pool is poisoned.
     #[inline]
     fn check_poison(&self) -> Result<(), PoolError> {
@@ -273,10 +286,7 @@ impl<S: PageStore> BufferPool<S> {
 
     /// Poisons the pool (the first reason is kept).
     fn poison(&self, what: &str, e: &dyn std::fmt::Display) {
-        let mut g = self.inner.lock();
-        if g.poisoned.is_none() {
-            g.poisoned = Some(format!("buffer pool: {what} failed: {e}"));
-        }
+        self.inner.lock().poison(what, e);
     }
 
     /// Whether `pid` is resident in the pool (a snapshot: another thread may change it).
