@@ -20,14 +20,16 @@
 //! sizes there: `victim=order`, `window=20000` ([`VARIANT_WINDOW`]), `count=io` (misses and
 //! write-backs counted per access instead of Eq. (3)), `moves=paid` (a move of `M_c`
 //! charged its forced write-backs or dropped reads), `groups=256` (at most 256
-//! Two-Stack groups, `ceil(frames / 256)` pages each, [`VARIANT_GROUPS`]) and
+//! Two-Stack groups, `ceil(frames / 256)` pages each, [`VARIANT_GROUPS`]),
 //! `span=recent` (`k` read off the recent writes back to as many distinct pages as the
-//! buffer has frames, across windows). An option
+//! buffer has frames, across windows) and `calibrate=drained` (`k` scaled each window so
+//! that at the dirty pool's size it is the mean size of the clusters the pool drained,
+//! [`VARIANT_CALIBRATE`], `super::calibration`). An option
 //! given by hand wins over the variant's default; the faithful `fd-buffer` keeps Eq. (3)
 //! and groups of 64.
 
 use super::naive::NaiveFdBuffer;
-use super::{ClusterVictim, Clustering, FdBuffer, FdBufferOptions, OrderKind};
+use super::{Calibrate, ClusterVictim, Clustering, FdBuffer, FdBufferOptions, OrderKind};
 use crate::policy::registry::{PolicyContext, PolicyFactory};
 use crate::policy::Policy;
 use flashbuf_core::config::{OptKind, OptionSpec, Options};
@@ -126,7 +128,8 @@ pub const OPTIONS: &[OptionSpec] = &[
         help: "the advisor's cost model: Eq. (3) as printed, or clustered (a variant, not the \
                paper's: a dirty eviction costs R·(s + (1 − s)/k), k the pages per cluster a \
                dirty pool of that size holds; needs clustering; its defaults are \
-               victim=order, window=20000, count=io, moves=paid, groups=256 and span=recent)",
+               victim=order, window=20000, count=io, moves=paid, groups=256, span=recent \
+               and calibrate=drained)",
     },
     OptionSpec {
         key: "count",
@@ -151,6 +154,14 @@ pub const OPTIONS: &[OptionSpec] = &[
         help: "with cost=clustered: the writes k (pages per drained cluster) is read off — \
                window (the last window's) or recent (the most recent writes back to as many \
                distinct pages as the buffer has frames, across windows); default recent",
+    },
+    OptionSpec {
+        key: "calibrate",
+        kind: OptKind::Choice(&["none", "drained"]),
+        default: None,
+        help: "with cost=clustered: drained scales k(m) each window so that k at the dirty \
+               pool's size is the mean size of the clusters it drained; none keeps k as read \
+               off the writes; default drained",
     },
     OptionSpec {
         key: "groups",
@@ -185,6 +196,10 @@ pub const VARIANT_WINDOW: u64 = 20_000;
 /// given: at most 256 groups per stack, `ceil(frames / 256)` pages per group
 /// ([`GroupSpec::PerStack`]; why and what it changes: `super::clustered_cost`).
 pub const VARIANT_GROUPS: usize = 256;
+
+/// The clustered-cost variant's calibration of `k` when `calibrate` is not given
+/// (measured on the 45 cells: `super::clustered_cost`).
+pub const VARIANT_CALIBRATE: Calibrate = Calibrate::Drained;
 
 /// The Two-Stack's group size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -242,6 +257,8 @@ pub struct FdBufferSpec {
     /// The clustered-cost model reads `k` off the recent writes across windows
     /// (`span=recent`) instead of the last window's.
     pub recent_span: bool,
+    /// The clustered-cost model's calibration of `k` (`calibrate=`).
+    pub calibrate: Calibrate,
     /// `R`.
     pub r: RSpec,
     /// Present conditions.
@@ -325,9 +342,19 @@ impl FdBufferSpec {
             Some(w) => w == "recent",
             None => variant,
         };
+        let calibrate = match o.word("calibrate") {
+            Some(_) if clustered_cost.is_none() => {
+                return Err(o.invalid("calibrate needs cost=clustered"))
+            }
+            Some(w) => Calibrate::from_word(w)
+                .ok_or_else(|| o.invalid(format!("calibrate={w}: none or drained")))?,
+            None if variant => VARIANT_CALIBRATE,
+            None => Calibrate::None,
+        };
         Ok(Self {
             window,
             recent_span,
+            calibrate,
             group: match (o.given("group"), o.usize("groups")) {
                 (true, Some(_)) => return Err(o.invalid("give either group or groups, not both")),
                 (_, Some(n)) => GroupSpec::PerStack(n),
@@ -365,6 +392,7 @@ impl FdBufferSpec {
             .io_count(self.io_count)
             .paid_moves(self.paid_moves)
             .recent_span(self.recent_span)
+            .calibrate(self.calibrate)
             .present_conditions(self.present_conditions)
             .track_accuracy(self.track)
             .initial_clean_ratio(self.init)
