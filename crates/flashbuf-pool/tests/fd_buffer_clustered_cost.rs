@@ -201,7 +201,7 @@ fn calibrated_run(mode: Calibrate) -> PolicyReport {
             .wrapping_mul(6_364_136_223_846_793_005)
             .wrapping_add(1_442_695_040_888_963_407);
         let r = x >> 33;
-        if r % 3 == 0 {
+        if r.is_multiple_of(3) {
             // A write: a random cluster of 64, a page among its first 4 + (r % 12).
             let cluster = (r / 3) % 64;
             let page = cluster * 16 + (r / 192) % (4 + r % 12);
