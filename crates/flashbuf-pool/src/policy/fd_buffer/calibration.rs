@@ -26,9 +26,9 @@
 //! variant's `victim=order`), a cluster that has had that page's whole residence in the
 //! dirty pool to gather pages. With `span=recent` the report's `k_at_m_d` still read
 //! about half the realised pages per cluster write: 17.3 against 30.1 on sysbench OLTP
-//! on the USB stick at 10 %, so the model overpriced a write-back there and kept the
-//! dirty pool too small; the four cells the variant still lost were of that kind (three
-//! on the USB stick). The drained clusters measure the run length directly, but only at
+//! on the USB stick at 10 %, so the model overpriced a write-back there and leaned to
+//! too small a dirty pool (three of the four cells the variant still lost were on the
+//! USB stick, where a merge costs most). The drained clusters measure the run length directly, but only at
 //! the `M_d` the pool ran with; the recent writes give the curve's shape in `m`, which
 //! the advisor needs to weigh other sizes. (The size-biased mean `Σ k_c² / m`, the
 //! cluster of a random dirty page, changes the shape too and was worse, 39 wins:
@@ -51,10 +51,12 @@
 //!   ([`super::spec::VARIANT_CALIBRATE`]).
 //! - The model now reads the run length: on pgbench s20 USB 10 % `k_at_m_d` 40.5 (factor
 //!   1.78 on the recent writes' 22.8) where 41.5 pages are written per cluster write
-//!   (`calibrate=none`: 23.1 for 42.1). What the three cells still lose is on the read
-//!   side: there the variant writes as many pages as CASA or fewer (pgbench s20 USB 10 %
-//!   40,640 vs 40,772; OLTP USB 10 % 16,426 vs 16,885) but reads more (91,166 vs 89,688;
-//!   85,693 vs 72,996).
+//!   (`calibrate=none`: 23.1 for 42.1). What the three cells still lose is not the
+//!   model's run length: there the variant writes as many pages as CASA or fewer, with
+//!   the same pages per cluster write (pgbench s20 USB 10 % 40,640 vs 40,772 pages, 41.5
+//!   vs 41.8; OLTP USB 10 % 16,426 vs 16,885, 29.9 vs 29.5), but reads more (91,166 vs
+//!   89,688; 85,693 vs 72,996) and, on pgbench s20, its writes cost the device more
+//!   merges (2,309 erases vs 2,257).
 //!
 //! Command: `flashbuf compare --trace T --policy fd-buffer:cost=clustered,calibrate=drained
 //! --policy fd-buffer:cost=clustered,calibrate=none --devices
