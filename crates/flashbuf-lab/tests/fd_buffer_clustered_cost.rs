@@ -84,8 +84,8 @@ fn counting_ios_and_groups_from_the_buffer_cost_the_device_less() {
     let grouped = go("fd-buffer:cost=clustered,count=eq3");
     let new = go("fd-buffer:cost=clustered");
     let s = |r: &RunResult| r.device_time_us / 1e6;
-    // Measured (the defaults with calibrate=drained): old 462 s, counted 440, grouped 435,
-    // new 436 (calibrate=none: 437).
+    // Measured: old 462 s, counted 441, grouped 437, new 437 (with calibrate=drained:
+    // 462, 440, 435, 436).
     for (what, r) in [
         ("count=io", &counted),
         ("groups=256", &grouped),
@@ -112,7 +112,7 @@ fn charging_the_moves_of_m_c_saves_forced_write_backs() {
     let paid = go_at("fd-buffer:cost=clustered", 0.01);
     assert_eq!(free.references, paid.references);
     // Measured: free 1,254 s and 12,790 pages written, paid 1,074 s and 12,370 (the same
-    // with calibrate=none: here the calibration does not move M_c).
+    // with calibrate=drained: here the calibration does not move M_c).
     assert!(
         paid.page_writes < free.page_writes,
         "pages written: paid {} vs free {}",

@@ -126,14 +126,16 @@
 //!   pgbench s50 Mtron 1% (1.003×), OLTP USB 10% (1.001×). So the goal, cheapest
 //!   on every trace, is still not reached, by at most 2.6%; `k_at_m_d` still reads about
 //!   half the realised run length (17.3 vs 30.1).
-//! - **`k` calibrated to the drained clusters (`calibrate=drained`, the default since;
-//!   [`super::calibration`]).** Each window the curve is scaled so that `k(M_d)` is the
-//!   mean size of the clusters the dirty pool chose to drain in it (the LRU dirty page's,
-//!   not an average one): **42 wins of 45** (CASA 3), 0.885–1.023× (geometric mean
-//!   0.9624); per cell 0.993–1.006× `calibrate=none`. Still lost: pgbench s20 USB 10 %
-//!   (1.023×), pgbench s50 Mtron 1 % (1.003×), OLTP USB 10 % (1.001×) — there the model
-//!   now reads the run length (40.5 for 41.5 written); the variant writes no more pages
-//!   than CASA there but reads more, and on pgbench s20 its writes cost more erases.
+//! - **`k` calibrated to the drained clusters (`calibrate=drained`, an option, not the
+//!   default; [`super::calibration`]).** Each window the curve is scaled so that
+//!   `k(M_d)` is the mean size of the clusters the dirty pool chose to drain in it (the
+//!   LRU dirty page's, not an average one): **42 wins of 45** (CASA 3), 0.885–1.023×
+//!   (geometric mean 0.9624); per cell 0.993–1.006× `calibrate=none`; but 2–6% dearer
+//!   in each cell of the paper's Figs. 2–3 (`flashbuf reproduce fd-buffer`). Still lost
+//!   with it: pgbench s20 USB 10% (1.023×), pgbench s50 Mtron 1% (1.003×), OLTP USB 10%
+//!   (1.001×) — there the model now reads the run length (40.5 for 41.5 written); the
+//!   variant writes no more pages than CASA there but reads more, and on pgbench s20 its
+//!   writes cost more erases.
 //! - **Other settings measured** (each with the command above,
 //!   `fd-buffer:cost=clustered,…`). The window, with free moves: 5,000 references 26
 //!   wins (0.89–1.67×), 10,000 33, 30,000 37, 50,000 33 (20,000: 39; 10,000 is better at

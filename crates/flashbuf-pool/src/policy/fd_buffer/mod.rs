@@ -75,8 +75,8 @@
 //! estimator's per-access work (`stack_work`), `cluster_scans`, `unhinted_misses`, and
 //! with `track_accuracy` the mean Table 5 errors (`err_p_c`, ..., `err_p_c_without_pr`, ...).
 //! The clustered-cost variant adds its model at the `M_d` in force: `k_at_m_d` (expected
-//! pages per drained cluster, from the recent writes, calibrated), `r_factor` (what `R` is
-//! multiplied by there) and `window_written_pages` (`P_w`, beyond which `k` is flat) — to
+//! pages per drained cluster, from the recent writes, calibrated if asked), `r_factor`
+//! (what `R` is multiplied by there) and `window_written_pages` (`P_w`, beyond which `k` is flat) — to
 //! set beside the run's realised pages per cluster write — and its calibration:
 //! `k_model_at_m_d` (`k` as read off the writes), `k_calibration` (the factor applied to
 //! it, 1 with `calibrate=none`) and `mean_drained_pages` (the mean size of the clusters
