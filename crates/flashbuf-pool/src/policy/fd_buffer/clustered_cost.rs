@@ -131,7 +131,9 @@
 //!   `k(M_d)` is the mean size of the clusters the dirty pool chose to drain in it (the
 //!   LRU dirty page's, not an average one): **42 wins of 45** (CASA 3), 0.885–1.023×
 //!   (geometric mean 0.9624); per cell 0.993–1.006× `calibrate=none`; but 2–6% dearer
-//!   in each cell of the paper's Figs. 2–3 (`flashbuf reproduce fd-buffer`). Still lost
+//!   in each cell of the paper's Figs. 2–3 as `flashbuf reproduce fd-buffer` runs them,
+//!   with `r=online` (which already measures clustered writes; cheaper there with the
+//!   device's `R`). Still lost
 //!   with it: pgbench s20 USB 10% (1.023×), pgbench s50 Mtron 1% (1.003×), OLTP USB 10%
 //!   (1.001×) — there the model now reads the run length (40.5 for 41.5 written); the
 //!   variant writes no more pages than CASA there but reads more, and on pgbench s20 its

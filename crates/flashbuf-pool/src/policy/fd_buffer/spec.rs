@@ -197,8 +197,10 @@ pub const VARIANT_WINDOW: u64 = 20_000;
 pub const VARIANT_GROUPS: usize = 256;
 
 /// The clustered-cost variant's calibration of `k` when `calibrate` is not given: none.
-/// `calibrate=drained` wins one cell more of the 45 (`super::calibration`) but costs
-/// 2–6 % more on the paper's setup (`flashbuf reproduce fd-buffer`, Figs. 2–3).
+/// `calibrate=drained` wins one cell more of the 45 and is cheaper on the paper's
+/// setup with the device's `R`, but 2–6 % dearer with `r=online` (as `flashbuf
+/// reproduce fd-buffer` runs the variant), which already measures clustered writes
+/// (`super::calibration`).
 pub const VARIANT_CALIBRATE: Calibrate = Calibrate::None;
 
 /// The Two-Stack's group size.
