@@ -6,11 +6,18 @@
 
 use flashbuf_core::config::{Options, Spec};
 use flashbuf_core::DeviceFacts;
+use flashbuf_core::PageId;
+use flashbuf_device::MemDevice;
 use flashbuf_pool::policy::fd_buffer::spec::{
-    FdBufferSpec, GroupSpec, WindowSpec, OPTIONS, VARIANT_GROUPS, VARIANT_WINDOW,
+    FdBufferSpec, GroupSpec, WindowSpec, OPTIONS, VARIANT_CALIBRATE, VARIANT_GROUPS, VARIANT_WINDOW,
 };
-use flashbuf_pool::policy::fd_buffer::{ClusterVictim, Clustering, FdBuffer, FdBufferOptions};
+use flashbuf_pool::policy::fd_buffer::{
+    Calibrate, ClusterVictim, Clustering, FdBuffer, FdBufferOptions,
+};
 use flashbuf_pool::policy::registry::{self, PolicyContext};
+use flashbuf_pool::policy::PolicyReport;
+use flashbuf_pool::BufferPool;
+use flashbuf_store::{DirectStore, DirectStoreConfig};
 
 fn spec(s: &str) -> Result<FdBufferSpec, String> {
     let sp = Spec::parse(s, |_| false).map_err(|e| e.to_string())?;
@@ -29,6 +36,17 @@ fn the_variant_has_its_own_defaults_and_the_faithful_one_keeps_the_papers() {
     assert!(v.io_count, "the variant counts misses and write-backs");
     assert!(v.paid_moves, "the variant charges moves of M_c");
     assert!(v.recent_span, "the variant reads k off the recent writes");
+    assert_eq!(v.calibrate, VARIANT_CALIBRATE);
+    assert_eq!(
+        VARIANT_CALIBRATE,
+        Calibrate::None,
+        "drained is an option, not the default"
+    );
+    for (word, mode) in [("none", Calibrate::None), ("drained", Calibrate::Drained)] {
+        let s = spec(&format!("fd-buffer:cost=clustered,calibrate={word}")).unwrap();
+        assert_eq!(s.calibrate, mode);
+        assert_eq!(mode.word(), word, "the word the option is printed with");
+    }
     assert!(
         !spec("fd-buffer:cost=clustered,span=window")
             .unwrap()
@@ -55,6 +73,7 @@ fn the_variant_has_its_own_defaults_and_the_faithful_one_keeps_the_papers() {
     assert!(!f.io_count, "the faithful policy keeps Eq. (3)");
     assert!(!f.paid_moves);
     assert!(!f.recent_span);
+    assert_eq!(f.calibrate, Calibrate::None);
     // The counted cost and the groups rule are options of the faithful policy too.
     let f = spec("fd-buffer:count=io,groups=32").unwrap();
     assert!(f.io_count);
@@ -98,6 +117,15 @@ fn the_variants_group_size_follows_the_buffer() {
     assert!(at("fd-buffer:cost=clustered", 64).recent_span);
     assert!(!at("fd-buffer", 64).recent_span);
     assert!(!at("fd-buffer", 64).paid_moves);
+    assert_eq!(
+        at("fd-buffer:cost=clustered", 64).calibrate,
+        VARIANT_CALIBRATE
+    );
+    assert_eq!(
+        at("fd-buffer:cost=clustered,calibrate=drained", 64).calibrate,
+        Calibrate::Drained
+    );
+    assert_eq!(at("fd-buffer", 64).calibrate, Calibrate::None);
 }
 
 #[test]
@@ -118,6 +146,11 @@ fn contradictions_are_refused_with_a_reason() {
         ("fd-buffer:moves=paid", "moves=paid needs count=io"),
         ("fd-buffer:span=recent", "span needs cost=clustered"),
         (
+            "fd-buffer:calibrate=drained",
+            "calibrate needs cost=clustered",
+        ),
+        ("fd-buffer:cost=clustered,calibrate=mean", "calibrate"),
+        (
             "fd-buffer:cost=clustered,count=eq3,moves=paid",
             "needs count=io",
         ),
@@ -135,6 +168,75 @@ fn contradictions_are_refused_with_a_reason() {
     .unwrap()
     .to_string();
     assert!(e.contains("(0, 1]"), "{e}");
+    let e = FdBuffer::new(
+        8,
+        FdBufferOptions::default()
+            .clustering(Clustering::Drain { cluster_pages: 4 })
+            .calibrate(Calibrate::Drained),
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(e.contains("clustered cost model"), "{e}");
+}
+
+/// The variant through the pool on a synthetic workload (writes in runs inside 16-page
+/// clusters, reads scattered), with `calibrate` as given; its report.
+fn calibrated_run(mode: Calibrate) -> PolicyReport {
+    let frames = 128;
+    let opts = FdBufferOptions::default()
+        .window_refs(2_000)
+        .group_size(1)
+        .fixed_r(50.0)
+        .clustering(Clustering::Drain { cluster_pages: 16 })
+        .cluster_victim(ClusterVictim::OrderVictim)
+        .clustered_cost(0.05)
+        .io_count(true)
+        .paid_moves(true)
+        .recent_span(true)
+        .calibrate(mode);
+    let policy = FdBuffer::new(frames, opts).unwrap();
+    let store =
+        DirectStore::create(MemDevice::new(0), DirectStoreConfig::with_page_size(4096)).unwrap();
+    let pool = BufferPool::new(store, frames, Box::new(policy)).unwrap();
+    let mut x: u64 = 12_345;
+    for _ in 0..40_000u64 {
+        x = x
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let r = x >> 33;
+        if r.is_multiple_of(3) {
+            // A write: a random cluster of 64, a page among its first 4 + (r % 12).
+            let cluster = (r / 3) % 64;
+            let page = cluster * 16 + (r / 192) % (4 + r % 12);
+            pool.write(PageId(page)).unwrap().write(0, b"w");
+        } else {
+            drop(pool.read(PageId(2_000 + r % 3_000)).unwrap());
+        }
+    }
+    pool.policy_report_full()
+}
+
+#[test]
+fn the_calibration_is_reported_and_applied_to_the_whole_curve() {
+    let get = |r: &PolicyReport, k: &str| r.get(k).unwrap_or_else(|| panic!("{k}: {r:?}"));
+    let cal = calibrated_run(Calibrate::Drained);
+    let off = calibrated_run(Calibrate::None);
+    for r in [&cal, &off] {
+        let d = get(r, "mean_drained_pages");
+        assert!((1.0..=16.0).contains(&d), "mean drained cluster {d}");
+    }
+    // Uncalibrated: factor 1, k as read off the writes.
+    assert_eq!(get(&off, "k_calibration"), 1.0);
+    assert_eq!(get(&off, "k_at_m_d"), get(&off, "k_model_at_m_d"));
+    // Calibrated: the factor moved, and k at the M_d in force is the model's times it.
+    let f = get(&cal, "k_calibration");
+    assert!(f != 1.0 && (1.0 / 16.0..=16.0).contains(&f), "factor {f}");
+    let expected = (get(&cal, "k_model_at_m_d") * f).clamp(1.0, 16.0);
+    assert!((get(&cal, "k_at_m_d") - expected).abs() < 1e-9, "{cal:?}");
+    let s = 0.05;
+    let r_factor = s + (1.0 - s) / get(&cal, "k_at_m_d");
+    assert!((get(&cal, "r_factor") - r_factor).abs() < 1e-9, "{cal:?}");
 }
 
 fn ctx(facts: &DeviceFacts) -> PolicyContext<'static> {

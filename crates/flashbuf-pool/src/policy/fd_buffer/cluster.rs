@@ -115,6 +115,8 @@ pub struct Clusters {
     draining: u32,
     /// Clusters examined when choosing victim clusters.
     scanned: u64,
+    /// Victim clusters chosen so far and their pages at the choice (`drained()`).
+    drained: (u64, u64),
 }
 
 impl Clusters {
@@ -135,12 +137,19 @@ impl Clusters {
             globaltime: 0,
             draining: NIL,
             scanned: 0,
+            drained: (0, 0),
         }
     }
 
     /// Clusters examined so far when choosing victim clusters.
     pub fn scanned(&self) -> u64 {
         self.scanned
+    }
+
+    /// Victim clusters chosen so far and the sum of their sizes (pages) when chosen
+    /// (the clustered-cost variant's calibration, `super::calibration`).
+    pub fn drained(&self) -> (u64, u64) {
+        self.drained
     }
 
     /// Number of live clusters.
@@ -292,6 +301,8 @@ impl Clusters {
             let b = self.lowest_priority(&skip)?;
             if let Some(f) = self.first_evictable(b, evictable) {
                 self.draining = b;
+                self.drained.0 += 1;
+                self.drained.1 += u64::from(self.slots[b as usize].n);
                 return Some(f);
             }
             skip.push(b);
@@ -311,6 +322,8 @@ impl Clusters {
         let slot = self.slot_of[f.index()];
         if slot != NIL {
             self.draining = slot;
+            self.drained.0 += 1;
+            self.drained.1 += u64::from(self.slots[slot as usize].n);
         }
     }
 
@@ -405,7 +418,9 @@ mod tests {
             c.enter(FrameId(f), p);
         }
         c.check(&|_| true).unwrap();
+        assert_eq!(c.drained(), (0, 0));
         assert_eq!(c.victim(&|_| true), Some(FrameId(0)));
+        assert_eq!(c.drained(), (1, 4), "one victim cluster of four pages");
         c.leave(FrameId(0));
         // Draining: the same cluster goes on.
         assert_eq!(c.victim(&|_| true), Some(FrameId(1)));
@@ -416,6 +431,10 @@ mod tests {
             c.leave(FrameId(f));
         }
         assert_eq!(c.victim(&|f| f != FrameId(2)), Some(FrameId(4)));
+        assert_eq!(c.drained(), (2, 6), "then {{70, 90}}");
+        // `victim=order` names the cluster itself.
+        c.start_draining(FrameId(2));
+        assert_eq!(c.drained(), (3, 8));
         c.check(&|_| true).unwrap();
     }
 }

@@ -19,6 +19,8 @@
 //!   of a clustered write-back as a function of the dirty pool's size, misses and
 //!   write-backs counted per access instead of Eq. (3), moves of `M_c` charged, groups
 //!   from the buffer size — its measurements against CASA and the others;
+//! - [`calibration`]: the variant's `k(m)` scaled to the clusters the dirty pool really
+//!   drains (`calibrate=drained`);
 //! - [`naive`]: an `O(n)`-per-operation reference for differential tests.
 //!
 //! # How Algorithms 1 and 2 map onto the pool contract
@@ -73,9 +75,12 @@
 //! estimator's per-access work (`stack_work`), `cluster_scans`, `unhinted_misses`, and
 //! with `track_accuracy` the mean Table 5 errors (`err_p_c`, ..., `err_p_c_without_pr`, ...).
 //! The clustered-cost variant adds its model at the `M_d` in force: `k_at_m_d` (expected
-//! pages per drained cluster, from the last window's writes), `r_factor` (what `R` is
-//! multiplied by there) and `window_written_pages` (`P_w`, beyond which `k` is flat) — to
-//! set beside the run's realised pages per cluster write.
+//! pages per drained cluster, from the recent writes, calibrated if asked), `r_factor`
+//! (what `R` is multiplied by there) and `window_written_pages` (`P_w`, beyond which `k` is flat) — to
+//! set beside the run's realised pages per cluster write — and its calibration:
+//! `k_model_at_m_d` (`k` as read off the writes), `k_calibration` (the factor applied to
+//! it, 1 with `calibrate=none`) and `mean_drained_pages` (the mean size of the clusters
+//! chosen to drain in the last window that chose any; 0 before).
 //!
 //! # Driving it through the pool
 //! ```
@@ -104,6 +109,7 @@
 //! assert_eq!(pool.policy_report_full().get("r"), Some(250.0));
 //! ```
 pub mod advisor;
+pub mod calibration;
 pub mod cluster;
 pub mod clustered_cost;
 pub mod cost;
@@ -117,6 +123,7 @@ pub mod two_stack;
 mod window;
 
 pub use advisor::{AdvisorClock, Asymmetry, RateEstimator, Window};
+pub use calibration::Calibrate;
 pub use cluster::{ClusterVictim, Clustering};
 pub use cost::MissRates;
 pub use options::FdBufferOptions;

@@ -1,7 +1,7 @@
 //! [`FdBufferOptions`]: FD-Buffer's options as a program sets them (chained setters), and
 //! their checks. The lab's names for them (`window=`, `r=`, ...) are in [`super::spec`].
 
-use super::{AdvisorClock, Asymmetry, ClusterVictim, Clustering, OrderKind, Window};
+use super::{AdvisorClock, Asymmetry, Calibrate, ClusterVictim, Clustering, OrderKind, Window};
 use flashbuf_core::ConfigError;
 
 /// FD-Buffer's options. Build with the chained setters from [`Default`].
@@ -51,6 +51,9 @@ pub struct FdBufferOptions {
     /// distinct pages, across windows, instead of the last window's writes
     /// ([`super::clustered_cost`]).
     pub recent_span: bool,
+    /// With the clustered-cost variant: `k(m)` scaled each window to the mean size of
+    /// the clusters the dirty pool drained ([`super::calibration`]; default none).
+    pub calibrate: Calibrate,
     /// Clock for measuring the advisor's CPU time (default none: work units only).
     pub clock: Option<AdvisorClock>,
 }
@@ -72,6 +75,7 @@ impl Default for FdBufferOptions {
             io_count: false,
             paid_moves: false,
             recent_span: false,
+            calibrate: Calibrate::None,
             clock: None,
         }
     }
@@ -94,6 +98,7 @@ impl std::fmt::Debug for FdBufferOptions {
             .field("io_count", &self.io_count)
             .field("paid_moves", &self.paid_moves)
             .field("recent_span", &self.recent_span)
+            .field("calibrate", &self.calibrate)
             .field("clock", &self.clock.is_some())
             .finish()
     }
@@ -188,6 +193,11 @@ impl FdBufferOptions {
         self.recent_span = on;
         self
     }
+    /// With the clustered-cost variant, calibrates `k(m)` in `mode` (`calibrate=`).
+    pub fn calibrate(mut self, mode: Calibrate) -> Self {
+        self.calibrate = mode;
+        self
+    }
     /// A clock (ns) to time the advisor with.
     pub fn clock(mut self, clock: AdvisorClock) -> Self {
         self.clock = Some(clock);
@@ -237,6 +247,9 @@ impl FdBufferOptions {
                     "sequential/random write-cost ratio {s}: must be in (0, 1]"
                 ));
             }
+        }
+        if self.calibrate != Calibrate::None && self.clustered_cost.is_none() {
+            return bad("calibrating k needs the clustered cost model".into());
         }
         if !(0.0..=1.0).contains(&self.initial_clean_ratio) {
             return bad(format!("initial_clean_ratio {}", self.initial_clean_ratio));

@@ -119,7 +119,10 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
             .cluster_pages()
             .map(|n| Clusters::new(frames_count, n));
         let clustered_cost = match (opts.clustered_cost, opts.clustering.cluster_pages()) {
-            (Some(s), Some(n)) => Some(ClusteredCost::new(n, s, opts.recent_span.then_some(m))),
+            (Some(s), Some(n)) => Some(
+                ClusteredCost::new(n, s, opts.recent_span.then_some(m))
+                    .with_calibration(opts.calibrate),
+            ),
             _ => None,
         };
         Ok(Self {

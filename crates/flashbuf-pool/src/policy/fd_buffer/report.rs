@@ -131,6 +131,13 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
             v.push(("k_at_m_d", cc.pages_per_cluster(m_d)));
             v.push(("r_factor", cc.r_factor(m_d)));
             v.push(("window_written_pages", cc.window_pages() as f64));
+            v.push(("k_model_at_m_d", cc.model_pages_per_cluster(m_d)));
+            let cal = cc.calibration();
+            v.push(("k_calibration", cal.factor()));
+            v.push((
+                "mean_drained_pages",
+                cal.mean_drained_pages().unwrap_or(0.0),
+            ));
         }
         if self.opts.track_accuracy {
             let (with, without) = mean_errors(&self.records);

@@ -75,6 +75,9 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
         let (next, _cost) = match self.clustered_cost.as_mut() {
             Some(c) => {
                 c.close_window();
+                if let Some(cl) = self.clusters.as_ref() {
+                    c.calibrate(cl.drained(), self.m - self.m_c);
+                }
                 let c = &*c;
                 if io {
                     self.curves
