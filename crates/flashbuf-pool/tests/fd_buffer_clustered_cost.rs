@@ -39,8 +39,8 @@ fn the_variant_has_its_own_defaults_and_the_faithful_one_keeps_the_papers() {
     assert_eq!(v.calibrate, VARIANT_CALIBRATE);
     assert_eq!(
         VARIANT_CALIBRATE,
-        Calibrate::None,
-        "drained is an option, not the default"
+        Calibrate::Drained,
+        "the variant calibrates k to the drained clusters"
     );
     for (word, mode) in [("none", Calibrate::None), ("drained", Calibrate::Drained)] {
         let s = spec(&format!("fd-buffer:cost=clustered,calibrate={word}")).unwrap();

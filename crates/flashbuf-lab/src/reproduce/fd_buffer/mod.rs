@@ -102,8 +102,11 @@ pub const WINDOW_FACTORS: &[f64] = &[0.25, 0.5, 1.0, 2.0, 5.0];
 pub const FD_PAPER: &str = "fd-buffer:clustering=drain,r=online";
 /// FD-Buffer with the dirty pool's LRU page choosing the victim cluster.
 pub const FD_ORDER: &str = "fd-buffer:clustering=drain,r=online,victim=order";
-/// The clustered-cost variant (not the paper's; `policy::fd_buffer::clustered_cost`).
-pub const FD_CLUSTERED: &str = "fd-buffer:clustering=drain,r=online,cost=clustered";
+/// The clustered-cost variant (not the paper's; `policy::fd_buffer::clustered_cost`),
+/// with the device's `R` (its own default): an online `R` is measured from writes the
+/// device served clustered, and the variant's `k` would discount them again
+/// (`policy::fd_buffer::calibration`).
+pub const FD_CLUSTERED: &str = "fd-buffer:clustering=drain,cost=clustered";
 /// CASA as compared in the paper (learned costs).
 pub const CASA: &str = "casa:clustering=drain,learn=true";
 /// LRU with write clustering.

@@ -75,10 +75,10 @@
 //!   stick), pgbench 3,631 vs 3,659 s and 6,297 vs 6,312 s; and both are cheaper than
 //!   `r=online` (TPC-C on the SD card 8,723 s, pgbench 3,816 and 6,522 s).
 //!
-//! So `calibrate=drained` is an option, not yet the variant's default
-//! ([`super::spec::VARIANT_CALIBRATE`] is `none`): it helps wherever `R` is the device's
-//! (42 of 45 cells won instead of 41, and the four cells above), but the figures the
-//! reproduction documents use `r=online`, where it costs 2–6 %.
+//! So `calibrate=drained` is the variant's default ([`super::spec::VARIANT_CALIBRATE`]):
+//! it helps wherever `R` is the device's (42 of 45 cells won instead of 41, and the four
+//! cells above); `flashbuf reproduce fd-buffer` now runs the variant with the device's `R`
+//! too (no `r=online`), so the clustering is not counted twice there either.
 //!
 //! Command: `flashbuf compare --trace T --policy fd-buffer:cost=clustered,calibrate=drained
 //! --policy fd-buffer:cost=clustered,calibrate=none --devices
