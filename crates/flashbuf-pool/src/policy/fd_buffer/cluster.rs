@@ -34,8 +34,8 @@
 
 mod priority;
 
+use super::two_stack::PageMap;
 use flashbuf_core::FrameId;
-use hashbrown::HashMap;
 use priority::Live;
 
 const NIL: u32 = u32::MAX;
@@ -104,7 +104,8 @@ pub struct Clusters {
     page: Vec<u64>,
     slots: Vec<Cluster>,
     free_slots: Vec<u32>,
-    map: HashMap<u64, u32>,
+    /// Cluster number → slot (at most one cluster per frame).
+    map: PageMap<u32>,
     /// Live clusters, densely, with their priority inputs (scanned when choosing).
     active: Vec<Live>,
     /// `timestamp` of each `active` entry as a float (exact below 2⁵³).
@@ -128,7 +129,7 @@ impl Clusters {
             page: vec![0; frames_count],
             slots: Vec::new(),
             free_slots: Vec::new(),
-            map: HashMap::new(),
+            map: PageMap::new(frames_count, NIL),
             active: Vec::new(),
             live_t: Vec::new(),
             live_r: Vec::new(),
@@ -158,8 +159,8 @@ impl Clusters {
         let fi = f.index();
         debug_assert_eq!(self.slot_of[fi], NIL, "{f} already clustered");
         let no = pid / self.cluster_pages;
-        let slot = match self.map.get(&no) {
-            Some(&s) => s,
+        let slot = match self.map.get(no) {
+            Some(s) => s,
             None => {
                 let c = Cluster {
                     no,
@@ -250,7 +251,7 @@ impl Clusters {
         self.slot_of[fi] = NIL;
         if c.n == 0 {
             let (no, pos) = (c.no, c.active_pos as usize);
-            self.map.remove(&no);
+            self.map.remove(no);
             self.active.swap_remove(pos);
             self.live_t.swap_remove(pos);
             self.live_r.swap_remove(pos);
@@ -348,7 +349,7 @@ impl Clusters {
             let s = l.slot;
             let c = &self.slots[s as usize];
             if c.active_pos as usize != pos
-                || self.map.get(&c.no) != Some(&s)
+                || self.map.get(c.no) != Some(s)
                 || l.slot != s
                 || (l.n, l.div, l.timestamp) != (c.n, Live::of(s, c).div, c.timestamp)
             {

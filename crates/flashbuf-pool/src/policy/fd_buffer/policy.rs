@@ -242,6 +242,10 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
         let i = frame.index();
         debug_assert_eq!(self.tag[i], FREE, "{frame} inserted twice");
         self.page[i] = pid.0;
+        self.est.admit(frame, pid.0);
+        if let Some(s) = self.shadow.as_mut() {
+            s.admit(frame, pid.0);
+        }
         self.win.reads_io += 1;
         if access.is_write() {
             self.join_dirty(frame);
@@ -250,7 +254,7 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
             self.dirty_bit[i] = false;
             self.clean.add(frame);
         }
-        self.reference(pid.0, access.is_write());
+        self.reference(frame, pid.0, access.is_write());
     }
 
     fn on_hit(&mut self, frame: FrameId, access: Access) {
@@ -277,7 +281,7 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
             }
             _ => debug_assert!(false, "hit on free {frame}"),
         }
-        self.reference(self.page[i], write);
+        self.reference(frame, self.page[i], write);
     }
 
     fn on_clean(&mut self, frame: FrameId) {
@@ -295,6 +299,10 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
                 }
             }
             _ => debug_assert!(false, "removing free {frame}"),
+        }
+        self.est.release(frame, self.page[i]);
+        if let Some(s) = self.shadow.as_mut() {
+            s.release(frame, self.page[i]);
         }
         self.tag[i] = FREE;
         self.dirty_bit[i] = false;
@@ -436,9 +444,10 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
         if self.m >= 2 && !(1..self.m).contains(&self.m_c) {
             return Err(format!("M_c = {} outside 1..{}", self.m_c, self.m));
         }
-        self.est.check()?;
+        let page_of = |f: FrameId| (self.tag[f.index()] != FREE).then(|| self.page[f.index()]);
+        self.est.check_resident(&page_of)?;
         if let Some(s) = &self.shadow {
-            s.check()?;
+            s.check_resident(&page_of)?;
         }
         if let Some(c) = &self.clusters {
             c.check(&|f| self.tag[f.index()] == DIRTY)?;

@@ -4,7 +4,7 @@
 //! ([`super::group_stack`]) when the groups are few (the paper's 64 pages per group);
 //! the same groups either way.
 
-use super::group_stack::{Found, NIL};
+use super::group_stack::{Dropped, Found, NIL};
 
 /// One LRU stack with group-based distances and a present-condition threshold per entry.
 #[derive(Debug, Clone)]
@@ -142,8 +142,8 @@ impl ListStack {
 
     /// Pushes `page` (not in the stack) on top with threshold `theta`; drops the bottom
     /// entry if the stack would exceed its capacity. Returns the new entry's slot and the
-    /// page of the dropped entry, if any.
-    pub(super) fn push_top(&mut self, page: u64, theta: u32) -> (u32, Option<u64>) {
+    /// dropped entry, if any.
+    pub(super) fn push_top(&mut self, page: u64, theta: u32) -> (u32, Option<Dropped>) {
         let x = match self.free.pop() {
             Some(x) => x,
             None => unreachable!("a stack of cap {} has cap + 1 slots", self.cap),
@@ -172,7 +172,10 @@ impl ListStack {
         let mut dropped = None;
         if self.len > self.cap {
             let b = self.bottom;
-            dropped = Some(self.page[b as usize]);
+            dropped = Some(Dropped {
+                slot: b,
+                page: self.page[b as usize],
+            });
             self.remove(b);
         }
         (x, dropped)

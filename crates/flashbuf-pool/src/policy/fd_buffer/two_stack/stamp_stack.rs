@@ -2,7 +2,7 @@
 //! with its last move to the top, positions counted on [`Ranks`]); see the module
 //! documentation of [`super::group_stack`].
 
-use super::group_stack::{Found, NIL};
+use super::group_stack::{Dropped, Found, NIL};
 use super::ranks::Ranks;
 
 /// The stamped representation.
@@ -164,8 +164,8 @@ impl StampStack {
 
     /// Pushes `page` (not in the stack) on top with threshold `theta`; drops the bottom
     /// entry if the stack would exceed its capacity. Returns the new entry's slot and the
-    /// page of the dropped entry, if any.
-    pub(super) fn push_top(&mut self, page: u64, theta: u32) -> (u32, Option<u64>) {
+    /// dropped entry, if any.
+    pub(super) fn push_top(&mut self, page: u64, theta: u32) -> (u32, Option<Dropped>) {
         let x = match self.free.pop() {
             Some(x) => x,
             None => unreachable!("a stack of cap {} has cap + 1 slots", self.cap),
@@ -177,7 +177,10 @@ impl StampStack {
         let mut dropped = None;
         if self.len > self.cap {
             let b = self.bottom();
-            dropped = Some(self.page[b as usize]);
+            dropped = Some(Dropped {
+                slot: b,
+                page: self.page[b as usize],
+            });
             self.remove(b);
         }
         (x, dropped)
