@@ -139,6 +139,15 @@ impl Clusters {
         }
     }
 
+    /// Bytes of state per frame for `m` frames: links, cluster slot, page, and the
+    /// frame's share of the cluster records (at most one cluster per frame: the record,
+    /// the scan's entry and floats) and of the cluster map.
+    pub fn bytes_per_frame(&self, m: usize) -> usize {
+        let map = self.map.capacity() * PageMap::<u32>::slot_bytes();
+        let cluster = std::mem::size_of::<Cluster>() + std::mem::size_of::<Live>() + 2 * 8;
+        4 + 4 + 4 + 8 + cluster + map.div_ceil(m.max(1))
+    }
+
     /// Clusters examined so far when choosing victim clusters.
     pub fn scanned(&self) -> u64 {
         self.scanned

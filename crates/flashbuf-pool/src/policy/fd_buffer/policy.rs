@@ -15,6 +15,14 @@ use super::{
 use crate::policy::{Access, IoKind, Policy, PolicyReport, Victim};
 use flashbuf_core::{ConfigError, DeviceFacts, FrameId, PageId};
 
+/// A frame's page, pool tag and dirty bit.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct FrameState {
+    pub(super) page: u64,
+    pub(super) tag: u8,
+    pub(super) dirty: bool,
+}
+
 /// Pool tag of a frame.
 const FREE: u8 = 0;
 const CLEAN: u8 = 1;
@@ -44,9 +52,8 @@ pub struct FdBuffer<C: PoolOrder = LruOrder, D: PoolOrder = LruOrder> {
     pub(super) opts: FdBufferOptions,
     pub(super) clean: C,
     pub(super) dirty: D,
-    pub(super) tag: Vec<u8>,
-    pub(super) page: Vec<u64>,
-    pub(super) dirty_bit: Vec<bool>,
+    /// Per frame: its page, pool tag and dirty bit, side by side (a hit reads all three).
+    pub(super) fr: Vec<FrameState>,
     pub(super) m_c: usize,
     pub(super) est: TwoStack,
     pub(super) shadow: Option<TwoStack>,
@@ -132,9 +139,7 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
             opts,
             clean,
             dirty,
-            tag: vec![FREE; m],
-            page: vec![0; m],
-            dirty_bit: vec![false; m],
+            fr: vec![FrameState::default(); m],
             m_c,
             win: WindowStats::default(),
             rate,
@@ -181,11 +186,11 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
 
     #[inline]
     fn join_dirty(&mut self, f: FrameId) {
-        self.tag[f.index()] = DIRTY;
-        self.dirty_bit[f.index()] = true;
+        self.fr[f.index()].tag = DIRTY;
+        self.fr[f.index()].dirty = true;
         self.dirty.add(f);
         if let Some(c) = self.clusters.as_mut() {
-            c.enter(f, self.page[f.index()]);
+            c.enter(f, self.fr[f.index()].page);
         }
     }
 
@@ -208,10 +213,10 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
         if !matches!(self.opts.clustering, Clustering::Batch { .. }) {
             return Some(Pick::Evict(v));
         }
-        let dirty_bit = &self.dirty_bit;
+        let fr = &self.fr;
         cl.cluster_members_sorted(
             v,
-            &|f| dirty_bit[f.index()] && (f == v || evictable(f)),
+            &|f| fr[f.index()].dirty && (f == v || evictable(f)),
             &mut self.batch,
         );
         if self.batch.is_empty() || (self.batch.len() == 1 && self.batch[0] == v) {
@@ -240,8 +245,8 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
     fn on_insert(&mut self, frame: FrameId, pid: PageId, access: Access) {
         self.next_access = None;
         let i = frame.index();
-        debug_assert_eq!(self.tag[i], FREE, "{frame} inserted twice");
-        self.page[i] = pid.0;
+        debug_assert_eq!(self.fr[i].tag, FREE, "{frame} inserted twice");
+        self.fr[i].page = pid.0;
         self.est.admit(frame, pid.0);
         if let Some(s) = self.shadow.as_mut() {
             s.admit(frame, pid.0);
@@ -250,8 +255,8 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
         if access.is_write() {
             self.join_dirty(frame);
         } else {
-            self.tag[i] = CLEAN;
-            self.dirty_bit[i] = false;
+            self.fr[i].tag = CLEAN;
+            self.fr[i].dirty = false;
             self.clean.add(frame);
         }
         self.reference(frame, pid.0, access.is_write());
@@ -261,7 +266,7 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
         self.next_access = None;
         let i = frame.index();
         let write = access.is_write();
-        match self.tag[i] {
+        match self.fr[i].tag {
             CLEAN => {
                 self.win.c_hits += 1;
                 if write {
@@ -275,22 +280,22 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
                 self.win.d_hits += 1;
                 if write {
                     self.win.d_write_hits += 1;
-                    self.dirty_bit[i] = true;
+                    self.fr[i].dirty = true;
                 }
                 self.dirty.update(frame);
             }
             _ => debug_assert!(false, "hit on free {frame}"),
         }
-        self.reference(frame, self.page[i], write);
+        self.reference(frame, self.fr[i].page, write);
     }
 
     fn on_clean(&mut self, frame: FrameId) {
-        self.dirty_bit[frame.index()] = false;
+        self.fr[frame.index()].dirty = false;
     }
 
     fn on_remove(&mut self, frame: FrameId) {
         let i = frame.index();
-        match self.tag[i] {
+        match self.fr[i].tag {
             CLEAN => self.clean.remove(frame),
             DIRTY => {
                 self.dirty.remove(frame);
@@ -300,12 +305,12 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
             }
             _ => debug_assert!(false, "removing free {frame}"),
         }
-        self.est.release(frame, self.page[i]);
+        self.est.release(frame, self.fr[i].page);
         if let Some(s) = self.shadow.as_mut() {
-            s.release(frame, self.page[i]);
+            s.release(frame, self.fr[i].page);
         }
-        self.tag[i] = FREE;
-        self.dirty_bit[i] = false;
+        self.fr[i].tag = FREE;
+        self.fr[i].dirty = false;
     }
 
     fn choose_victim(&mut self, evictable: &dyn Fn(FrameId) -> bool) -> Option<Victim<'_>> {
@@ -334,7 +339,7 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
         };
         Some(match pick {
             Pick::Evict(f) => {
-                self.win.writes_io += u64::from(self.dirty_bit[f.index()]);
+                self.win.writes_io += u64::from(self.fr[f.index()].dirty);
                 Victim::Evict(f)
             }
             Pick::Batch(f) => {
@@ -348,16 +353,17 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
     }
 
     fn bytes_per_frame(&self) -> usize {
-        // Orders, tag, page, dirty bit; two stacks (5 words + map entry per slot) and
-        // four counter arrays; clusters if on.
+        // Orders, the frame states, the estimators (stacks, slots, ghosts, counters),
+        // clusters if on (links, slot, page, their share of the cluster map).
         self.clean.bytes_per_frame()
             + self.dirty.bytes_per_frame()
-            + 1
-            + 8
-            + 1
-            + 2 * (8 + 4 * 4 + 16) * if self.shadow.is_some() { 2 } else { 1 }
-            + 4 * 8
-            + if self.clusters.is_some() { 24 } else { 0 }
+            + std::mem::size_of::<FrameState>()
+            + self.est.bytes_per_frame()
+            + self.shadow.as_ref().map_or(0, TwoStack::bytes_per_frame)
+            + self
+                .clusters
+                .as_ref()
+                .map_or(0, |c| c.bytes_per_frame(self.m))
     }
 
     fn prepare_miss(&mut self, _pid: PageId, access: Access) {
@@ -397,15 +403,15 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
         self.clean.check()?;
         self.dirty.check()?;
         let mut n = [0usize; 3];
-        for (i, &t) in self.tag.iter().enumerate() {
+        for (i, &FrameState { tag: t, dirty, .. }) in self.fr.iter().enumerate() {
             if t > DIRTY {
                 return Err(format!("frame {i}: bad tag {t}"));
             }
             n[t as usize] += 1;
-            if t == CLEAN && self.dirty_bit[i] {
+            if t == CLEAN && dirty {
                 return Err(format!("frame {i}: dirty page in the clean pool"));
             }
-            if t == FREE && self.dirty_bit[i] {
+            if t == FREE && dirty {
                 return Err(format!("frame {i}: free but dirty"));
             }
             let clustered = self
@@ -426,31 +432,32 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
             ));
         }
         for f in self.clean.members_victim_first() {
-            if self.tag[f.index()] != CLEAN {
+            if self.fr[f.index()].tag != CLEAN {
                 return Err(format!(
                     "{f} in the clean ordering but tagged {}",
-                    self.tag[f.index()]
+                    self.fr[f.index()].tag
                 ));
             }
         }
         for f in self.dirty.members_victim_first() {
-            if self.tag[f.index()] != DIRTY {
+            if self.fr[f.index()].tag != DIRTY {
                 return Err(format!(
                     "{f} in the dirty ordering but tagged {}",
-                    self.tag[f.index()]
+                    self.fr[f.index()].tag
                 ));
             }
         }
         if self.m >= 2 && !(1..self.m).contains(&self.m_c) {
             return Err(format!("M_c = {} outside 1..{}", self.m_c, self.m));
         }
-        let page_of = |f: FrameId| (self.tag[f.index()] != FREE).then(|| self.page[f.index()]);
+        let page_of =
+            |f: FrameId| (self.fr[f.index()].tag != FREE).then(|| self.fr[f.index()].page);
         self.est.check_resident(&page_of)?;
         if let Some(s) = &self.shadow {
             s.check_resident(&page_of)?;
         }
         if let Some(c) = &self.clusters {
-            c.check(&|f| self.tag[f.index()] == DIRTY)?;
+            c.check(&|f| self.fr[f.index()].tag == DIRTY)?;
         }
         Ok(())
     }

@@ -86,6 +86,16 @@ impl GroupStack {
         each!(&self.repr, s => s.is_empty())
     }
 
+    /// Bytes of state per entry (page, links or stamps, threshold).
+    pub fn bytes_per_entry(&self) -> usize {
+        match &self.repr {
+            // Page, then links, group and threshold in one node.
+            Repr::List(_) => 8 + 16,
+            // Page, stamp and threshold, four times' slot and a bit of the ranks.
+            Repr::Stamps(_) => 8 + 8 + 4 * 4 + 1,
+        }
+    }
+
     /// Work so far: group boundaries moved (list) or counters read and stamps updated.
     pub fn work(&self) -> u64 {
         each!(&self.repr, s => s.work())

@@ -142,6 +142,15 @@ impl TwoStack {
         self.stacks.clru.work() + self.stacks.dlru.work()
     }
 
+    /// Bytes of state per frame: both stacks, the frames' and ghosts' slots, the counters.
+    pub fn bytes_per_frame(&self) -> usize {
+        let m = self.resident.len().max(1);
+        let s = &self.stacks;
+        let per_entry = s.clru.bytes_per_entry() + s.dlru.bytes_per_entry() + 2 * 4;
+        let ghosts = self.ghosts.capacity() * PageMap::<[u32; 2]>::slot_bytes();
+        per_entry + std::mem::size_of::<[u32; 2]>() + ghosts.div_ceil(m) + 4 * 2 * 8
+    }
+
     /// Records one access to `page` (Algorithm 3 for reads, 4 for writes), the estimator
     /// driven by pages alone (no frame was ever admitted).
     #[inline]

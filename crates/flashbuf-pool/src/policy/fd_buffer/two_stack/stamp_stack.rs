@@ -10,8 +10,10 @@ use super::ranks::Ranks;
 pub(super) struct StampStack {
     cap: usize,
     z: usize,
-    /// `z` as a shift when it is a power of two.
-    z_shift: Option<u32>,
+    /// `⌈2⁶⁴ / z⌉` (`None` for `z = 1`): `n / z = (n · z_magic) >> 64` for every 32-bit
+    /// `n` (Lemire, Kaser and Kurz, "Faster remainder by direct computation", 2019), a
+    /// multiplication where a division took a tenth of the time of finding a group.
+    z_magic: Option<u64>,
     page: Vec<u64>,
     /// The stamp (last move to the top, `NIL` if free) and threshold of each slot, side by
     /// side: an access reads both.
@@ -30,6 +32,20 @@ pub(super) struct StampStack {
     work: u64,
 }
 
+/// `⌈2⁶⁴ / z⌉` for a group size `z ≥ 2`; `None` for `z = 1` (no division needed).
+fn magic(z: usize) -> Option<u64> {
+    (z >= 2).then(|| u64::MAX / z as u64 + 1)
+}
+
+/// `n / z` given `magic(z)`.
+#[inline]
+fn divide(n: u32, magic: Option<u64>) -> u32 {
+    match magic {
+        Some(m) => ((u128::from(n) * u128::from(m)) >> 64) as u32,
+        None => n,
+    }
+}
+
 /// A slot's stamp and present-condition threshold.
 #[derive(Debug, Clone, Copy)]
 struct Entry {
@@ -46,9 +62,7 @@ impl StampStack {
         Self {
             cap,
             z: group_size,
-            z_shift: group_size
-                .is_power_of_two()
-                .then(|| group_size.trailing_zeros()),
+            z_magic: magic(group_size),
             page: vec![0; n],
             entry: vec![
                 Entry {
@@ -89,10 +103,7 @@ impl StampStack {
         let e = self.entry[slot as usize];
         let (later, work) = self.ranks.count_later(e.stamp, self.now);
         self.work += u64::from(work);
-        let g = match self.z_shift {
-            Some(k) => (later >> k) as usize,
-            None => later as usize / self.z,
-        };
+        let g = divide(later, self.z_magic) as usize;
         let lo = (g * self.z + 1) as u32;
         let hi = ((g + 1) * self.z).min(self.len) as u32;
         Found {
@@ -245,5 +256,26 @@ impl StampStack {
             ));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn magic_division_is_exact_for_32_bit_counts() {
+        for z in 1..=300usize {
+            let m = magic(z);
+            let edge = [0u32, 1, 2, u32::MAX, u32::MAX - 1, u32::MAX / 2];
+            let near = (1..40u32).flat_map(|k| [k * z as u32, k * z as u32 - 1]);
+            for n in edge
+                .into_iter()
+                .chain(near)
+                .chain((0..5_000).map(|i| i * 7919))
+            {
+                assert_eq!(divide(n, m), n / z as u32, "{n} / {z}");
+            }
+        }
     }
 }
