@@ -112,6 +112,8 @@ pub struct Clusters {
     live_t: Vec<f64>,
     /// `n² / div` of each `active` entry (a float; `−1` marks it excluded during a scan).
     live_r: Vec<f64>,
+    /// Scratch of the scan: the largest inverse priority of each block of `active`.
+    block_max: Vec<f64>,
     globaltime: u64,
     draining: u32,
     /// Clusters examined when choosing victim clusters.
@@ -133,6 +135,8 @@ impl Clusters {
             active: Vec::new(),
             live_t: Vec::new(),
             live_r: Vec::new(),
+            // At most one cluster per frame: the scratch never grows during a run.
+            block_max: Vec::with_capacity(frames_count / 32 + 1),
             globaltime: 0,
             draining: NIL,
             scanned: 0,
