@@ -16,12 +16,13 @@
 //! - The victim cluster is the one of lowest priority at the moment of choice, compared
 //!   exactly (integer cross-multiplication, no floats); ties go to the older cluster.
 //!   The choice scans the live clusters once per *victim cluster* (not per eviction) — an
-//!   exact priority queue is impossible with a globaltime-dependent key. The scan is two
-//!   branch-free passes over dense arrays: the largest `1/P(c) = (g − t_c) · n_c² /
-//!   div_c` in floating point (a multiplication per cluster, no division), then the
-//!   clusters within a relative `10⁻⁹` of it compared exactly (float error is far below
-//!   that, so the exact minimum is always among them: the same cluster as a one-pass exact
-//!   comparison).
+//!   exact priority queue is impossible with a globaltime-dependent key. The scan is a
+//!   branch-free pass over dense arrays: the largest `1/P(c) = (g − t_c) · n_c² / div_c`
+//!   in floating point (a multiplication per cluster, no division), overall and per block
+//!   of 32 clusters; then, only inside the blocks that reach it, the clusters within a
+//!   relative `10⁻⁹` of it are compared exactly (float error is far below that, so the
+//!   exact minimum is always among them: the same cluster as a one-pass exact
+//!   comparison). Cluster numbers are found in a [`PageMap`].
 //! - Once chosen, the cluster's priority is 0: it *drains* — each following eviction from
 //!   the dirty pool takes its next page (first entered first) until it is empty
 //!   (`drain`, the papers' mode). In `batch` mode each eviction from the cluster also
@@ -32,6 +33,7 @@
 //! - Hits do not remove a page from its cluster (FD-Buffer has no working region to
 //!   send it to); a page leaves its cluster only when it leaves the dirty pool.
 
+mod check;
 mod priority;
 
 use super::two_stack::PageMap;
@@ -353,56 +355,6 @@ impl Clusters {
     /// Whether `f` is in a cluster.
     pub fn contains(&self, f: FrameId) -> bool {
         self.slot_of[f.index()] != NIL
-    }
-
-    /// Checks cluster lists, counts and dividends; `members` is the dirty pool.
-    pub fn check(&self, in_dirty_pool: &dyn Fn(FrameId) -> bool) -> Result<(), String> {
-        let mut total = 0usize;
-        for (pos, l) in self.active.iter().enumerate() {
-            let s = l.slot;
-            let c = &self.slots[s as usize];
-            if c.active_pos as usize != pos
-                || self.map.get(c.no) != Some(s)
-                || l.slot != s
-                || (l.n, l.div, l.timestamp) != (c.n, Live::of(s, c).div, c.timestamp)
-            {
-                return Err(format!("cluster {} badly registered", c.no));
-            }
-            let (mut n, mut ipd, mut last, mut cur) = (0u32, 0u64, NIL, c.first);
-            while cur != NIL {
-                if self.slot_of[cur as usize] != s
-                    || self.page[cur as usize] / self.cluster_pages != c.no
-                {
-                    return Err(format!("frame {cur} misfiled in cluster {}", c.no));
-                }
-                if !in_dirty_pool(FrameId(cur)) {
-                    return Err(format!("frame {cur} clustered but not in the dirty pool"));
-                }
-                if last != NIL {
-                    ipd += self.page[last as usize].abs_diff(self.page[cur as usize]);
-                }
-                n += 1;
-                last = cur;
-                cur = self.next[cur as usize];
-            }
-            if n != c.n
-                || ipd != c.ipd
-                || last != c.last
-                || n == 0
-                || c.timestamp >= self.globaltime
-            {
-                return Err(format!(
-                    "cluster {}: n {n}/{}, ipd {ipd}/{}",
-                    c.no, c.n, c.ipd
-                ));
-            }
-            total += n as usize;
-        }
-        let clustered = self.slot_of.iter().filter(|&&s| s != NIL).count();
-        if clustered != total || self.map.len() != self.active.len() {
-            return Err(format!("{clustered} frames clustered, {total} linked"));
-        }
-        Ok(())
     }
 }
 
