@@ -16,12 +16,13 @@
 //! - The victim cluster is the one of lowest priority at the moment of choice, compared
 //!   exactly (integer cross-multiplication, no floats); ties go to the older cluster.
 //!   The choice scans the live clusters once per *victim cluster* (not per eviction) — an
-//!   exact priority queue is impossible with a globaltime-dependent key. The scan is two
-//!   branch-free passes over dense arrays: the largest `1/P(c) = (g − t_c) · n_c² /
-//!   div_c` in floating point (a multiplication per cluster, no division), then the
-//!   clusters within a relative `10⁻⁹` of it compared exactly (float error is far below
-//!   that, so the exact minimum is always among them: the same cluster as a one-pass exact
-//!   comparison).
+//!   exact priority queue is impossible with a globaltime-dependent key. The scan is a
+//!   branch-free pass over dense arrays: the largest `1/P(c) = (g − t_c) · n_c² / div_c`
+//!   in floating point (a multiplication per cluster, no division), overall and per block
+//!   of 32 clusters; then, only inside the blocks that reach it, the clusters within a
+//!   relative `10⁻⁹` of it are compared exactly (float error is far below that, so the
+//!   exact minimum is always among them: the same cluster as a one-pass exact
+//!   comparison). Cluster numbers are found in a [`PageMap`].
 //! - Once chosen, the cluster's priority is 0: it *drains* — each following eviction from
 //!   the dirty pool takes its next page (first entered first) until it is empty
 //!   (`drain`, the papers' mode). In `batch` mode each eviction from the cluster also
@@ -32,10 +33,11 @@
 //! - Hits do not remove a page from its cluster (FD-Buffer has no working region to
 //!   send it to); a page leaves its cluster only when it leaves the dirty pool.
 
+mod check;
 mod priority;
 
+use super::two_stack::PageMap;
 use flashbuf_core::FrameId;
-use hashbrown::HashMap;
 use priority::Live;
 
 const NIL: u32 = u32::MAX;
@@ -104,13 +106,16 @@ pub struct Clusters {
     page: Vec<u64>,
     slots: Vec<Cluster>,
     free_slots: Vec<u32>,
-    map: HashMap<u64, u32>,
+    /// Cluster number → slot (at most one cluster per frame).
+    map: PageMap<u32>,
     /// Live clusters, densely, with their priority inputs (scanned when choosing).
     active: Vec<Live>,
     /// `timestamp` of each `active` entry as a float (exact below 2⁵³).
     live_t: Vec<f64>,
     /// `n² / div` of each `active` entry (a float; `−1` marks it excluded during a scan).
     live_r: Vec<f64>,
+    /// Scratch of the scan: the largest inverse priority of each block of `active`.
+    block_max: Vec<f64>,
     globaltime: u64,
     draining: u32,
     /// Clusters examined when choosing victim clusters.
@@ -130,15 +135,26 @@ impl Clusters {
             page: vec![0; frames_count],
             slots: Vec::new(),
             free_slots: Vec::new(),
-            map: HashMap::new(),
+            map: PageMap::new(frames_count, NIL),
             active: Vec::new(),
             live_t: Vec::new(),
             live_r: Vec::new(),
+            // At most one cluster per frame: the scratch never grows during a run.
+            block_max: Vec::with_capacity(frames_count / 32 + 1),
             globaltime: 0,
             draining: NIL,
             scanned: 0,
             drained: (0, 0),
         }
+    }
+
+    /// Bytes of state per frame for `m` frames: links, cluster slot, page, and the
+    /// frame's share of the cluster records (at most one cluster per frame: the record,
+    /// the scan's entry and floats) and of the cluster map.
+    pub fn bytes_per_frame(&self, m: usize) -> usize {
+        let map = self.map.capacity() * PageMap::<u32>::slot_bytes();
+        let cluster = std::mem::size_of::<Cluster>() + std::mem::size_of::<Live>() + 2 * 8;
+        4 + 4 + 4 + 8 + cluster + map.div_ceil(m.max(1))
     }
 
     /// Clusters examined so far when choosing victim clusters.
@@ -167,8 +183,8 @@ impl Clusters {
         let fi = f.index();
         debug_assert_eq!(self.slot_of[fi], NIL, "{f} already clustered");
         let no = pid / self.cluster_pages;
-        let slot = match self.map.get(&no) {
-            Some(&s) => s,
+        let slot = match self.map.get(no) {
+            Some(s) => s,
             None => {
                 let c = Cluster {
                     no,
@@ -259,7 +275,7 @@ impl Clusters {
         self.slot_of[fi] = NIL;
         if c.n == 0 {
             let (no, pos) = (c.no, c.active_pos as usize);
-            self.map.remove(&no);
+            self.map.remove(no);
             self.active.swap_remove(pos);
             self.live_t.swap_remove(pos);
             self.live_r.swap_remove(pos);
@@ -352,56 +368,6 @@ impl Clusters {
     /// Whether `f` is in a cluster.
     pub fn contains(&self, f: FrameId) -> bool {
         self.slot_of[f.index()] != NIL
-    }
-
-    /// Checks cluster lists, counts and dividends; `members` is the dirty pool.
-    pub fn check(&self, in_dirty_pool: &dyn Fn(FrameId) -> bool) -> Result<(), String> {
-        let mut total = 0usize;
-        for (pos, l) in self.active.iter().enumerate() {
-            let s = l.slot;
-            let c = &self.slots[s as usize];
-            if c.active_pos as usize != pos
-                || self.map.get(&c.no) != Some(&s)
-                || l.slot != s
-                || (l.n, l.div, l.timestamp) != (c.n, Live::of(s, c).div, c.timestamp)
-            {
-                return Err(format!("cluster {} badly registered", c.no));
-            }
-            let (mut n, mut ipd, mut last, mut cur) = (0u32, 0u64, NIL, c.first);
-            while cur != NIL {
-                if self.slot_of[cur as usize] != s
-                    || self.page[cur as usize] / self.cluster_pages != c.no
-                {
-                    return Err(format!("frame {cur} misfiled in cluster {}", c.no));
-                }
-                if !in_dirty_pool(FrameId(cur)) {
-                    return Err(format!("frame {cur} clustered but not in the dirty pool"));
-                }
-                if last != NIL {
-                    ipd += self.page[last as usize].abs_diff(self.page[cur as usize]);
-                }
-                n += 1;
-                last = cur;
-                cur = self.next[cur as usize];
-            }
-            if n != c.n
-                || ipd != c.ipd
-                || last != c.last
-                || n == 0
-                || c.timestamp >= self.globaltime
-            {
-                return Err(format!(
-                    "cluster {}: n {n}/{}, ipd {ipd}/{}",
-                    c.no, c.n, c.ipd
-                ));
-            }
-            total += n as usize;
-        }
-        let clustered = self.slot_of.iter().filter(|&&s| s != NIL).count();
-        if clustered != total || self.map.len() != self.active.len() {
-            return Err(format!("{clustered} frames clustered, {total} linked"));
-        }
-        Ok(())
     }
 }
 

@@ -15,7 +15,6 @@
 //! them; with another ordering its estimates are an approximation (as the paper says, the
 //! stack model is for "LRU and its variants").
 
-use crate::policy::list::{Links, List};
 use flashbuf_core::FrameId;
 
 /// The ordering of one FD-Buffer pool. Frames are `0..frames_count`; a frame is in the
@@ -96,22 +95,75 @@ impl OrderKind {
 }
 
 /// LRU over an intrusive list: O(1) add, update, remove; victim = least recently used.
+/// Each frame's two links sit side by side (8 bytes per frame): a move touches one cache
+/// line per frame involved.
 #[derive(Debug, Clone)]
 pub struct LruOrder {
-    links: Links,
-    list: List,
+    /// `[towards the head (newer), towards the tail (older)]` of each frame; both
+    /// `UNLINKED` for a frame outside the ordering.
+    links: Vec<[u32; 2]>,
+    head: u32,
+    tail: u32,
+    len: usize,
     /// FIFO mode: `update` does nothing.
     fifo: bool,
 }
 
+/// End of the list.
+const NIL: u32 = u32::MAX;
+/// Link value of a frame outside the ordering.
+const UNLINKED: u32 = u32::MAX - 1;
+
 impl LruOrder {
     /// An empty LRU ordering for `frames_count` frames.
+    ///
+    /// # Panics
+    /// If `frames_count` does not fit below the two reserved link values.
     pub fn new(frames_count: usize) -> Self {
+        assert!(frames_count < UNLINKED as usize, "too many frames");
         Self {
-            links: Links::new(frames_count),
-            list: List::new(0),
+            links: vec![[UNLINKED; 2]; frames_count],
+            head: NIL,
+            tail: NIL,
+            len: 0,
             fifo: false,
         }
+    }
+
+    #[inline]
+    fn unlink(&mut self, f: u32) {
+        let [p, n] = self.links[f as usize];
+        if p != NIL {
+            self.links[p as usize][1] = n;
+        } else {
+            self.head = n;
+        }
+        if n != NIL {
+            self.links[n as usize][0] = p;
+        } else {
+            self.tail = p;
+        }
+    }
+
+    #[inline]
+    fn link_head(&mut self, f: u32) {
+        self.links[f as usize] = [NIL, self.head];
+        if self.head != NIL {
+            self.links[self.head as usize][0] = f;
+        } else {
+            self.tail = f;
+        }
+        self.head = f;
+    }
+
+    /// Members from the tail (the oldest) to the head.
+    fn iter_from_tail(&self) -> impl Iterator<Item = FrameId> + '_ {
+        let mut cur = self.tail;
+        std::iter::from_fn(move || {
+            let f = (cur != NIL).then_some(FrameId(cur))?;
+            cur = self.links[cur as usize][0];
+            Some(f)
+        })
     }
 }
 
@@ -125,36 +177,66 @@ impl PoolOrder for LruOrder {
     }
     #[inline]
     fn add(&mut self, f: FrameId) {
-        self.list.push_head(&mut self.links, f);
+        debug_assert_eq!(self.links[f.index()], [UNLINKED; 2], "{f} added twice");
+        self.link_head(f.0);
+        self.len += 1;
     }
     #[inline]
     fn update(&mut self, f: FrameId) {
-        if !self.fifo {
-            self.list.move_to_head(&mut self.links, f);
+        debug_assert_ne!(self.links[f.index()], [UNLINKED; 2], "{f} not a member");
+        if !self.fifo && self.head != f.0 {
+            self.unlink(f.0);
+            self.link_head(f.0);
         }
     }
     #[inline]
     fn remove(&mut self, f: FrameId) {
-        self.list.remove(&mut self.links, f);
+        debug_assert_ne!(self.links[f.index()], [UNLINKED; 2], "{f} not a member");
+        self.unlink(f.0);
+        self.links[f.index()] = [UNLINKED; 2];
+        self.len -= 1;
     }
     #[inline]
     fn victim(&self, evictable: &dyn Fn(FrameId) -> bool) -> Option<FrameId> {
-        self.list
-            .iter_from_tail(&self.links)
-            .find(|&f| evictable(f))
+        self.iter_from_tail().find(|&f| evictable(f))
     }
     #[inline]
     fn len(&self) -> usize {
-        self.list.len()
+        self.len
     }
     fn bytes_per_frame(&self) -> usize {
-        Links::BYTES_PER_FRAME
+        std::mem::size_of::<[u32; 2]>()
     }
     fn check(&self) -> Result<(), String> {
-        self.list.check(&self.links)
+        let (mut n, mut newer, mut cur) = (0usize, NIL, self.head);
+        while cur != NIL {
+            let [p, next] = *self
+                .links
+                .get(cur as usize)
+                .ok_or_else(|| format!("link to frame {cur} out of range"))?;
+            if p != newer {
+                return Err(format!("frame {cur}: broken link towards the head"));
+            }
+            n += 1;
+            if n > self.len {
+                return Err(format!("ordering longer than its length {}", self.len));
+            }
+            (newer, cur) = (cur, next);
+        }
+        if newer != self.tail {
+            return Err("tail mismatch".into());
+        }
+        let linked = self.links.iter().filter(|l| **l != [UNLINKED; 2]).count();
+        if n != self.len || linked != n {
+            return Err(format!(
+                "{n} frames walked, {linked} linked, length {}",
+                self.len
+            ));
+        }
+        Ok(())
     }
     fn members_victim_first(&self) -> Vec<FrameId> {
-        self.list.iter_from_tail(&self.links).collect()
+        self.iter_from_tail().collect()
     }
 }
 

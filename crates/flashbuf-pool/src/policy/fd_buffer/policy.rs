@@ -15,6 +15,16 @@ use super::{
 use crate::policy::{Access, IoKind, Policy, PolicyReport, Victim};
 use flashbuf_core::{ConfigError, DeviceFacts, FrameId, PageId};
 
+mod check;
+
+/// A frame's page, pool tag and dirty bit.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct FrameState {
+    pub(super) page: u64,
+    pub(super) tag: u8,
+    pub(super) dirty: bool,
+}
+
 /// Pool tag of a frame.
 const FREE: u8 = 0;
 const CLEAN: u8 = 1;
@@ -44,9 +54,8 @@ pub struct FdBuffer<C: PoolOrder = LruOrder, D: PoolOrder = LruOrder> {
     pub(super) opts: FdBufferOptions,
     pub(super) clean: C,
     pub(super) dirty: D,
-    pub(super) tag: Vec<u8>,
-    pub(super) page: Vec<u64>,
-    pub(super) dirty_bit: Vec<bool>,
+    /// Per frame: its page, pool tag and dirty bit, side by side (a hit reads all three).
+    pub(super) fr: Vec<FrameState>,
     pub(super) m_c: usize,
     pub(super) est: TwoStack,
     pub(super) shadow: Option<TwoStack>,
@@ -135,9 +144,7 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
             opts,
             clean,
             dirty,
-            tag: vec![FREE; m],
-            page: vec![0; m],
-            dirty_bit: vec![false; m],
+            fr: vec![FrameState::default(); m],
             m_c,
             win: WindowStats::default(),
             rate,
@@ -184,11 +191,11 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
 
     #[inline]
     fn join_dirty(&mut self, f: FrameId) {
-        self.tag[f.index()] = DIRTY;
-        self.dirty_bit[f.index()] = true;
+        self.fr[f.index()].tag = DIRTY;
+        self.fr[f.index()].dirty = true;
         self.dirty.add(f);
         if let Some(c) = self.clusters.as_mut() {
-            c.enter(f, self.page[f.index()]);
+            c.enter(f, self.fr[f.index()].page);
         }
     }
 
@@ -211,10 +218,10 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
         if !matches!(self.opts.clustering, Clustering::Batch { .. }) {
             return Some(Pick::Evict(v));
         }
-        let dirty_bit = &self.dirty_bit;
+        let fr = &self.fr;
         cl.cluster_members_sorted(
             v,
-            &|f| dirty_bit[f.index()] && (f == v || evictable(f)),
+            &|f| fr[f.index()].dirty && (f == v || evictable(f)),
             &mut self.batch,
         );
         if self.batch.is_empty() || (self.batch.len() == 1 && self.batch[0] == v) {
@@ -243,24 +250,28 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
     fn on_insert(&mut self, frame: FrameId, pid: PageId, access: Access) {
         self.next_access = None;
         let i = frame.index();
-        debug_assert_eq!(self.tag[i], FREE, "{frame} inserted twice");
-        self.page[i] = pid.0;
+        debug_assert_eq!(self.fr[i].tag, FREE, "{frame} inserted twice");
+        self.fr[i].page = pid.0;
+        self.est.admit(frame, pid.0);
+        if let Some(s) = self.shadow.as_mut() {
+            s.admit(frame, pid.0);
+        }
         self.win.reads_io += 1;
         if access.is_write() {
             self.join_dirty(frame);
         } else {
-            self.tag[i] = CLEAN;
-            self.dirty_bit[i] = false;
+            self.fr[i].tag = CLEAN;
+            self.fr[i].dirty = false;
             self.clean.add(frame);
         }
-        self.reference(pid.0, access.is_write());
+        self.reference(frame, pid.0, access.is_write());
     }
 
     fn on_hit(&mut self, frame: FrameId, access: Access) {
         self.next_access = None;
         let i = frame.index();
         let write = access.is_write();
-        match self.tag[i] {
+        match self.fr[i].tag {
             CLEAN => {
                 self.win.c_hits += 1;
                 if write {
@@ -274,22 +285,22 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
                 self.win.d_hits += 1;
                 if write {
                     self.win.d_write_hits += 1;
-                    self.dirty_bit[i] = true;
+                    self.fr[i].dirty = true;
                 }
                 self.dirty.update(frame);
             }
             _ => debug_assert!(false, "hit on free {frame}"),
         }
-        self.reference(self.page[i], write);
+        self.reference(frame, self.fr[i].page, write);
     }
 
     fn on_clean(&mut self, frame: FrameId) {
-        self.dirty_bit[frame.index()] = false;
+        self.fr[frame.index()].dirty = false;
     }
 
     fn on_remove(&mut self, frame: FrameId) {
         let i = frame.index();
-        match self.tag[i] {
+        match self.fr[i].tag {
             CLEAN => self.clean.remove(frame),
             DIRTY => {
                 self.dirty.remove(frame);
@@ -299,8 +310,12 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
             }
             _ => debug_assert!(false, "removing free {frame}"),
         }
-        self.tag[i] = FREE;
-        self.dirty_bit[i] = false;
+        self.est.release(frame, self.fr[i].page);
+        if let Some(s) = self.shadow.as_mut() {
+            s.release(frame, self.fr[i].page);
+        }
+        self.fr[i].tag = FREE;
+        self.fr[i].dirty = false;
     }
 
     fn choose_victim(&mut self, evictable: &dyn Fn(FrameId) -> bool) -> Option<Victim<'_>> {
@@ -329,7 +344,7 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
         };
         Some(match pick {
             Pick::Evict(f) => {
-                self.win.writes_io += u64::from(self.dirty_bit[f.index()]);
+                self.win.writes_io += u64::from(self.fr[f.index()].dirty);
                 Victim::Evict(f)
             }
             Pick::Batch(f) => {
@@ -343,16 +358,17 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
     }
 
     fn bytes_per_frame(&self) -> usize {
-        // Orders, tag, page, dirty bit; two stacks (5 words + map entry per slot) and
-        // four counter arrays; clusters if on.
+        // Orders, the frame states, the estimators (stacks, slots, ghosts, counters),
+        // clusters if on (links, slot, page, their share of the cluster map).
         self.clean.bytes_per_frame()
             + self.dirty.bytes_per_frame()
-            + 1
-            + 8
-            + 1
-            + 2 * (8 + 4 * 4 + 16) * if self.shadow.is_some() { 2 } else { 1 }
-            + 4 * 8
-            + if self.clusters.is_some() { 24 } else { 0 }
+            + std::mem::size_of::<FrameState>()
+            + self.est.bytes_per_frame()
+            + self.shadow.as_ref().map_or(0, TwoStack::bytes_per_frame)
+            + self
+                .clusters
+                .as_ref()
+                .map_or(0, |c| c.bytes_per_frame(self.m))
     }
 
     fn prepare_miss(&mut self, _pid: PageId, access: Access) {
@@ -389,64 +405,7 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
     }
 
     fn check_invariants(&self) -> Result<(), String> {
-        self.clean.check()?;
-        self.dirty.check()?;
-        let mut n = [0usize; 3];
-        for (i, &t) in self.tag.iter().enumerate() {
-            if t > DIRTY {
-                return Err(format!("frame {i}: bad tag {t}"));
-            }
-            n[t as usize] += 1;
-            if t == CLEAN && self.dirty_bit[i] {
-                return Err(format!("frame {i}: dirty page in the clean pool"));
-            }
-            if t == FREE && self.dirty_bit[i] {
-                return Err(format!("frame {i}: free but dirty"));
-            }
-            let clustered = self
-                .clusters
-                .as_ref()
-                .map(|c| c.contains(FrameId(i as u32)));
-            if clustered.is_some_and(|c| c != (t == DIRTY)) {
-                return Err(format!("frame {i}: cluster membership disagrees with pool"));
-            }
-        }
-        if n[CLEAN as usize] != self.clean.len() || n[DIRTY as usize] != self.dirty.len() {
-            return Err(format!(
-                "tags say {} clean / {} dirty, pools hold {} / {}",
-                n[1],
-                n[2],
-                self.clean.len(),
-                self.dirty.len()
-            ));
-        }
-        for f in self.clean.members_victim_first() {
-            if self.tag[f.index()] != CLEAN {
-                return Err(format!(
-                    "{f} in the clean ordering but tagged {}",
-                    self.tag[f.index()]
-                ));
-            }
-        }
-        for f in self.dirty.members_victim_first() {
-            if self.tag[f.index()] != DIRTY {
-                return Err(format!(
-                    "{f} in the dirty ordering but tagged {}",
-                    self.tag[f.index()]
-                ));
-            }
-        }
-        if self.m >= 2 && !(1..self.m).contains(&self.m_c) {
-            return Err(format!("M_c = {} outside 1..{}", self.m_c, self.m));
-        }
-        self.est.check()?;
-        if let Some(s) = &self.shadow {
-            s.check()?;
-        }
-        if let Some(c) = &self.clusters {
-            c.check(&|f| self.tag[f.index()] == DIRTY)?;
-        }
-        Ok(())
+        self.check_all()
     }
 
     fn report(&self) -> PolicyReport {

@@ -7,6 +7,7 @@
 
 use super::cost::Curves;
 use super::{FdBuffer, MissRates, PoolOrder, Window, WindowRecord};
+use flashbuf_core::FrameId;
 
 /// Counters of the current window.
 #[derive(Debug, Clone, Copy, Default)]
@@ -22,11 +23,13 @@ pub(super) struct WindowStats {
 }
 
 impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
+    /// A reference to `pid`, held by `frame`: the estimators, the window's counters, and
+    /// the advisor when the window closes.
     #[inline]
-    pub(super) fn reference(&mut self, pid: u64, write: bool) {
-        self.est.access(pid, write);
+    pub(super) fn reference(&mut self, frame: FrameId, pid: u64, write: bool) {
+        self.est.access_resident(frame, pid, write);
         if let Some(s) = self.shadow.as_mut() {
-            s.access(pid, write);
+            s.access_resident(frame, pid, write);
         }
         self.win.refs += 1;
         self.win.writes += u64::from(write);

@@ -30,23 +30,51 @@ impl Live {
     }
 }
 
+/// Entries per block of the scan: the exact pass looks only into the blocks whose
+/// largest inverse priority reaches the floor.
+const BLOCK: usize = 32;
+
 /// The largest `(g − t) · r` over the entries (0 if none is positive): the inverse of
-/// the lowest priority, in floating point. Four lanes, no branches: it vectorises.
-fn max_inverse_priority(t: &[f64], r: &[f64], g: f64) -> f64 {
-    let mut m = [0.0f64; 4];
-    let (tc, rc) = (t.chunks_exact(4), r.chunks_exact(4));
-    let (tr, rr) = (tc.remainder(), rc.remainder());
-    for (t4, r4) in tc.zip(rc) {
-        for k in 0..4 {
-            let q = (g - t4[k]) * r4[k];
-            m[k] = if q > m[k] { q } else { m[k] };
+/// the lowest priority, in floating point; each block's largest (0 if none is positive)
+/// goes to `block_max`. Four lanes, no branches: it vectorises.
+fn max_inverse_priority(t: &[f64], r: &[f64], g: f64, block_max: &mut Vec<f64>) -> f64 {
+    let larger = |a: f64, b: f64| if a > b { a } else { b };
+    block_max.clear();
+    let mut top = 0.0f64;
+    for (tb, rb) in t.chunks(BLOCK).zip(r.chunks(BLOCK)) {
+        let mut m = [0.0f64; 4];
+        let (tc, rc) = (tb.chunks_exact(4), rb.chunks_exact(4));
+        let (tr, rr) = (tc.remainder(), rc.remainder());
+        for (t4, r4) in tc.zip(rc) {
+            for k in 0..4 {
+                m[k] = larger((g - t4[k]) * r4[k], m[k]);
+            }
         }
+        for (&t, &r) in tr.iter().zip(rr) {
+            m[0] = larger((g - t) * r, m[0]);
+        }
+        let block = larger(larger(m[0], m[1]), larger(m[2], m[3]));
+        block_max.push(block);
+        top = larger(block, top);
     }
-    for (&t, &r) in tr.iter().zip(rr) {
-        let q = (g - t) * r;
-        m[0] = if q > m[0] { q } else { m[0] };
+    top
+}
+
+/// Calls `visit` with the index of every entry whose `(g − t) · r ≥ floor`, in order,
+/// looking only into the blocks whose largest (`block_max`) reaches `floor`.
+#[inline]
+fn for_each_at_least(
+    (t, r, block_max): (&[f64], &[f64], &[f64]),
+    g: f64,
+    floor: f64,
+    mut visit: impl FnMut(usize),
+) {
+    for (b, _) in block_max.iter().enumerate().filter(|e| *e.1 >= floor) {
+        let end = (b * BLOCK + BLOCK).min(t.len());
+        (b * BLOCK..end)
+            .filter(|&k| (g - t[k]) * r[k] >= floor)
+            .for_each(&mut visit);
     }
-    m[0].max(m[1]).max(m[2].max(m[3]))
 }
 
 /// `a < b` in priority (exact): `div_a/(n_a² (g−t_a)) < div_b/(n_b² (g−t_b))`, ties by age.
@@ -69,18 +97,19 @@ impl Clusters {
             self.live_r[pos] = -1.0;
         }
         let g = self.globaltime;
-        let top = max_inverse_priority(&self.live_t, &self.live_r, g as f64);
+        let (t, r) = (&self.live_t[..], &self.live_r[..]);
+        let top = max_inverse_priority(t, r, g as f64, &mut self.block_max);
         let mut best: Option<&Live> = None;
         if top > 0.0 {
             let floor = top * (1.0 - 1e-9);
-            for (i, (&t, &r)) in self.live_t.iter().zip(&self.live_r).enumerate() {
-                if (g as f64 - t) * r >= floor {
-                    let l = &self.active[i];
-                    if best.is_none_or(|b| lower_priority(l, b, g)) {
-                        best = Some(l);
-                    }
+            let active = &self.active;
+            let scanned = (t, r, &self.block_max[..]);
+            for_each_at_least(scanned, g as f64, floor, |i| {
+                let l = &active[i];
+                if best.is_none_or(|b| lower_priority(l, b, g)) {
+                    best = Some(l);
                 }
-            }
+            });
         }
         let best = best.map(|b| b.slot);
         for slot in excluded {

@@ -1,6 +1,31 @@
 //! The window's hit counters of the Two-Stack: [`Counter`] (one array, with group-based
 //! spreads) and [`HitCounters`] (the four of Algorithms 3 and 4).
 
+/// Group widths whose reciprocal [`RECIPROCALS`] holds (the paper's 64 pages per group
+/// and the variant's `⌈M / 256⌉` up to 65,536 frames).
+const RECIPROCALS_UP_TO: usize = 256;
+
+/// `1 / w` for `w` in `1..=256` (index 0 unused), computed at compile time with the same
+/// IEEE division as at run time: a spread's density costs a load instead of a division.
+static RECIPROCALS: [f64; RECIPROCALS_UP_TO + 1] = {
+    let mut a = [0.0; RECIPROCALS_UP_TO + 1];
+    let mut w = 1;
+    while w <= RECIPROCALS_UP_TO {
+        a[w] = 1.0 / w as f64;
+        w += 1;
+    }
+    a
+};
+
+/// `1 / w`, exactly as the division gives it.
+#[inline]
+fn reciprocal(w: u32) -> f64 {
+    match RECIPROCALS.get(w as usize) {
+        Some(&r) => r,
+        None => 1.0 / f64::from(w),
+    }
+}
+
 /// One hit-counter array (`Hit[1..=M]`, `Hit[∞]`) of one window.
 ///
 /// An access whose effective distance `i = max(d, θ)` is known exactly adds 1 at `i`. A
@@ -62,15 +87,16 @@ impl Counter {
             self.point[lo.max(theta) as usize] += 1.0;
             return;
         }
-        let w = f64::from(hi - lo + 1);
+        let width = hi - lo + 1;
         let start = if theta >= lo {
-            self.point[theta as usize] += f64::from(theta - lo + 1) / w;
+            self.point[theta as usize] += f64::from(theta - lo + 1) / f64::from(width);
             theta + 1
         } else {
             lo
         };
-        self.ramp[start as usize] += 1.0 / w;
-        self.ramp[hi as usize + 1] -= 1.0 / w;
+        let density = reciprocal(width);
+        self.ramp[start as usize] += density;
+        self.ramp[hi as usize + 1] -= density;
     }
 
     /// Cumulative hits for pool sizes `0..=M` (`out[s]` = expected accesses that hit with
@@ -151,5 +177,21 @@ impl HitCounters {
     /// Writes counted.
     pub fn writes(&self) -> u64 {
         self.d_write.n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reciprocals_are_the_divisions() {
+        for w in 1..=2 * RECIPROCALS_UP_TO as u32 {
+            assert_eq!(
+                reciprocal(w).to_bits(),
+                (1.0 / f64::from(w)).to_bits(),
+                "w = {w}"
+            );
+        }
     }
 }

@@ -86,6 +86,16 @@ impl GroupStack {
         each!(&self.repr, s => s.is_empty())
     }
 
+    /// Bytes of state per entry (page, links or stamps, threshold).
+    pub fn bytes_per_entry(&self) -> usize {
+        match &self.repr {
+            // Page, then links, group and threshold in one node.
+            Repr::List(_) => 8 + 16,
+            // Page, stamp and threshold, four times' slot and a bit of the ranks.
+            Repr::Stamps(_) => 8 + 8 + 4 * 4 + 1,
+        }
+    }
+
     /// Work so far: group boundaries moved (list) or counters read and stamps updated.
     pub fn work(&self) -> u64 {
         each!(&self.repr, s => s.work())
@@ -112,9 +122,9 @@ impl GroupStack {
 
     /// Pushes `page` (not in the stack) on top with threshold `theta`; drops the bottom
     /// entry if the stack would exceed its capacity. Returns the new entry's slot and the
-    /// page of the dropped entry, if any.
+    /// dropped entry, if any (its slot is free again, and differs from the new one).
     #[inline]
-    pub fn push_top(&mut self, page: u64, theta: u32) -> (u32, Option<u64>) {
+    pub fn push_top(&mut self, page: u64, theta: u32) -> (u32, Option<Dropped>) {
         each!(&mut self.repr, s => s.push_top(page, theta))
     }
 
@@ -138,6 +148,15 @@ impl GroupStack {
     pub fn check(&self) -> Result<(), String> {
         each!(&self.repr, s => s.check())
     }
+}
+
+/// The bottom entry [`GroupStack::push_top`] dropped: its former slot and its page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dropped {
+    /// The slot it held (free now).
+    pub slot: u32,
+    /// Its page.
+    pub page: u64,
 }
 
 /// A stack entry as seen by [`GroupStack::found`].
@@ -205,9 +224,17 @@ mod tests {
                 let (x, dropped) = s.push_top(page, 0);
                 slots.insert(page, x);
                 let want = (model.len() == cap).then(|| model[cap - 1]);
-                assert_eq!(dropped, want, "z={z} step {step}: dropped bottom");
+                assert_eq!(
+                    dropped.map(|d| d.page),
+                    want,
+                    "z={z} step {step}: dropped bottom"
+                );
                 if let Some(d) = dropped {
-                    slots.remove(&d);
+                    assert_eq!(slots.remove(&d.page), Some(d.slot), "z={z} step {step}");
+                    assert_ne!(
+                        d.slot, x,
+                        "z={z} step {step}: new entry in the dropped slot"
+                    );
                 }
                 model.insert(0, page);
                 model.truncate(cap);

@@ -2,9 +2,10 @@
 //! entry of each group marked: moving an entry of group `k` to the top moves `k` group
 //! boundaries, a push moves all of them. Cheaper than the stamped representation
 //! ([`super::group_stack`]) when the groups are few (the paper's 64 pages per group);
-//! the same groups either way.
+//! the same groups either way. An entry's links, group and threshold sit together in one
+//! 16-byte [`Node`]: moving a boundary reads and writes one cache line.
 
-use super::group_stack::{Found, NIL};
+use super::group_stack::{Dropped, Found, NIL};
 
 /// One LRU stack with group-based distances and a present-condition threshold per entry.
 #[derive(Debug, Clone)]
@@ -12,12 +13,7 @@ pub(super) struct ListStack {
     cap: usize,
     z: usize,
     page: Vec<u64>,
-    theta: Vec<u32>,
-    group: Vec<u32>,
-    /// Towards the top (more recent).
-    prev: Vec<u32>,
-    /// Towards the bottom (older).
-    next: Vec<u32>,
+    node: Vec<Node>,
     top: u32,
     bottom: u32,
     len: usize,
@@ -26,6 +22,17 @@ pub(super) struct ListStack {
     tails: Vec<u32>,
     /// Group-boundary updates done so far (the estimator's per-access work).
     work: u64,
+}
+
+/// An entry's links, group and present-condition threshold.
+#[derive(Debug, Clone, Copy)]
+struct Node {
+    /// Towards the top (more recent).
+    prev: u32,
+    /// Towards the bottom (older).
+    next: u32,
+    group: u32,
+    theta: u32,
 }
 
 impl ListStack {
@@ -41,10 +48,15 @@ impl ListStack {
             cap,
             z: group_size,
             page: vec![0; n],
-            theta: vec![0; n],
-            group: vec![0; n],
-            prev: vec![NIL; n],
-            next: vec![NIL; n],
+            node: vec![
+                Node {
+                    prev: NIL,
+                    next: NIL,
+                    group: 0,
+                    theta: 0
+                };
+                n
+            ],
             top: NIL,
             bottom: NIL,
             len: 0,
@@ -73,8 +85,8 @@ impl ListStack {
     /// since): its group-based distance and threshold.
     #[inline]
     pub(super) fn found(&self, slot: u32) -> Found {
-        let s = slot as usize;
-        let g = self.group[s] as usize;
+        let e = self.node[slot as usize];
+        let g = e.group as usize;
         let lo = (g * self.z + 1) as u32;
         let hi = ((g + 1) * self.z).min(self.len) as u32;
         Found {
@@ -82,26 +94,28 @@ impl ListStack {
             lo,
             hi,
             distance: lo + (hi - lo) / 2,
-            theta: self.theta[s],
+            theta: e.theta,
         }
     }
 
     /// Sets the present-condition threshold of an entry.
     #[inline]
     pub(super) fn set_theta(&mut self, slot: u32, theta: u32) {
-        self.theta[slot as usize] = theta;
+        self.node[slot as usize].theta = theta;
     }
 
     #[inline]
     fn unlink(&mut self, x: u32) {
-        let (p, n) = (self.prev[x as usize], self.next[x as usize]);
+        let Node {
+            prev: p, next: n, ..
+        } = self.node[x as usize];
         if p != NIL {
-            self.next[p as usize] = n;
+            self.node[p as usize].next = n;
         } else {
             self.top = n;
         }
         if n != NIL {
-            self.prev[n as usize] = p;
+            self.node[n as usize].prev = p;
         } else {
             self.bottom = p;
         }
@@ -109,14 +123,25 @@ impl ListStack {
 
     #[inline]
     fn link_top(&mut self, x: u32) {
-        self.prev[x as usize] = NIL;
-        self.next[x as usize] = self.top;
+        self.node[x as usize].prev = NIL;
+        self.node[x as usize].next = self.top;
         if self.top != NIL {
-            self.prev[self.top as usize] = x;
+            self.node[self.top as usize].prev = x;
         } else {
             self.bottom = x;
         }
         self.top = x;
+    }
+
+    /// The tails of groups `0..k` each slide one entry up into the next group (an entry
+    /// went on top from group `k` or, for a push, from beyond the bottom).
+    #[inline]
+    fn shift_tails_up(&mut self, k: usize) {
+        for (g, t) in self.tails[..k].iter_mut().enumerate() {
+            let tail = &mut self.node[*t as usize];
+            tail.group = g as u32 + 1;
+            *t = tail.prev;
+        }
     }
 
     /// Moves entry `slot` to the top (distance 1).
@@ -124,42 +149,34 @@ impl ListStack {
         if self.top == slot {
             return;
         }
-        let k = self.group[slot as usize] as usize;
+        let k = self.node[slot as usize].group as usize;
         if self.tails[k] == slot {
             // Its newer neighbour slides into its position, the last of group k.
-            self.tails[k] = self.prev[slot as usize];
+            self.tails[k] = self.node[slot as usize].prev;
         }
         self.unlink(slot);
         self.link_top(slot);
-        self.group[slot as usize] = 0;
-        for g in 0..k {
-            let t = self.tails[g];
-            self.tails[g] = self.prev[t as usize];
-            self.group[t as usize] = g as u32 + 1;
-        }
+        self.node[slot as usize].group = 0;
+        self.shift_tails_up(k);
         self.work += k as u64 + 1;
     }
 
     /// Pushes `page` (not in the stack) on top with threshold `theta`; drops the bottom
     /// entry if the stack would exceed its capacity. Returns the new entry's slot and the
-    /// page of the dropped entry, if any.
-    pub(super) fn push_top(&mut self, page: u64, theta: u32) -> (u32, Option<u64>) {
+    /// dropped entry, if any.
+    pub(super) fn push_top(&mut self, page: u64, theta: u32) -> (u32, Option<Dropped>) {
         let x = match self.free.pop() {
             Some(x) => x,
             None => unreachable!("a stack of cap {} has cap + 1 slots", self.cap),
         };
         self.page[x as usize] = page;
-        self.theta[x as usize] = theta;
-        self.group[x as usize] = 0;
+        self.node[x as usize].theta = theta;
+        self.node[x as usize].group = 0;
         let full_groups = self.len / self.z;
         let was_full = self.len.is_multiple_of(self.z);
         let old_bottom = self.bottom;
         self.link_top(x);
-        for g in 0..full_groups {
-            let t = self.tails[g];
-            self.tails[g] = self.prev[t as usize];
-            self.group[t as usize] = g as u32 + 1;
-        }
+        self.shift_tails_up(full_groups);
         if was_full {
             if self.len == 0 {
                 self.tails.push(x);
@@ -172,7 +189,10 @@ impl ListStack {
         let mut dropped = None;
         if self.len > self.cap {
             let b = self.bottom;
-            dropped = Some(self.page[b as usize]);
+            dropped = Some(Dropped {
+                slot: b,
+                page: self.page[b as usize],
+            });
             self.remove(b);
         }
         (x, dropped)
@@ -180,11 +200,11 @@ impl ListStack {
 
     /// Removes entry `slot`.
     pub(super) fn remove(&mut self, slot: u32) {
-        let k = self.group[slot as usize] as usize;
+        let k = self.node[slot as usize].group as usize;
         let groups = self.tails.len();
         for g in k..groups.saturating_sub(1) {
-            let nt = self.next[self.tails[g] as usize];
-            self.group[nt as usize] = g as u32;
+            let nt = self.node[self.tails[g] as usize].next;
+            self.node[nt as usize].group = g as u32;
             self.tails[g] = nt;
         }
         self.work += (groups - k) as u64;
@@ -195,8 +215,8 @@ impl ListStack {
         if g2 > 0 {
             self.tails[g2 - 1] = self.bottom;
         }
-        self.prev[slot as usize] = NIL;
-        self.next[slot as usize] = NIL;
+        self.node[slot as usize].prev = NIL;
+        self.node[slot as usize].next = NIL;
         self.free.push(slot);
     }
 
@@ -205,8 +225,8 @@ impl ListStack {
         let mut v = Vec::with_capacity(self.len);
         let mut c = self.top;
         while c != NIL {
-            v.push((self.page[c as usize], c, self.theta[c as usize]));
-            c = self.next[c as usize];
+            v.push((self.page[c as usize], c, self.node[c as usize].theta));
+            c = self.node[c as usize].next;
         }
         v
     }
@@ -220,15 +240,16 @@ impl ListStack {
         let mut prev = NIL;
         let mut c = self.top;
         while c != NIL {
-            if self.prev[c as usize] != prev {
+            let e = self.node[c as usize];
+            if e.prev != prev {
                 return Err(format!("stack slot {c}: broken prev link"));
             }
             let g = pos / self.z;
-            if self.group[c as usize] as usize != g {
+            if e.group as usize != g {
                 return Err(format!(
                     "stack position {} in group {}, expected {g}",
                     pos + 1,
-                    self.group[c as usize]
+                    e.group
                 ));
             }
             if ((pos + 1).is_multiple_of(self.z) || pos + 1 == self.len)
@@ -241,7 +262,7 @@ impl ListStack {
                 return Err("stack longer than its length".into());
             }
             prev = c;
-            c = self.next[c as usize];
+            c = e.next;
         }
         if pos != self.len || prev != self.bottom {
             return Err(format!(

@@ -2,7 +2,7 @@
 //! with its last move to the top, positions counted on [`Ranks`]); see the module
 //! documentation of [`super::group_stack`].
 
-use super::group_stack::{Found, NIL};
+use super::group_stack::{Dropped, Found, NIL};
 use super::ranks::Ranks;
 
 /// The stamped representation.
@@ -10,8 +10,10 @@ use super::ranks::Ranks;
 pub(super) struct StampStack {
     cap: usize,
     z: usize,
-    /// `z` as a shift when it is a power of two.
-    z_shift: Option<u32>,
+    /// `⌈2⁶⁴ / z⌉` (`None` for `z = 1`): `n / z = (n · z_magic) >> 64` for every 32-bit
+    /// `n` (Lemire, Kaser and Kurz, "Faster remainder by direct computation", 2019), a
+    /// multiplication where a division took a tenth of the time of finding a group.
+    z_magic: Option<u64>,
     page: Vec<u64>,
     /// The stamp (last move to the top, `NIL` if free) and threshold of each slot, side by
     /// side: an access reads both.
@@ -30,6 +32,20 @@ pub(super) struct StampStack {
     work: u64,
 }
 
+/// `⌈2⁶⁴ / z⌉` for a group size `z ≥ 2`; `None` for `z = 1` (no division needed).
+fn magic(z: usize) -> Option<u64> {
+    (z >= 2).then(|| u64::MAX / z as u64 + 1)
+}
+
+/// `n / z` given `magic(z)`.
+#[inline]
+fn divide(n: u32, magic: Option<u64>) -> u32 {
+    match magic {
+        Some(m) => ((u128::from(n) * u128::from(m)) >> 64) as u32,
+        None => n,
+    }
+}
+
 /// A slot's stamp and present-condition threshold.
 #[derive(Debug, Clone, Copy)]
 struct Entry {
@@ -46,9 +62,7 @@ impl StampStack {
         Self {
             cap,
             z: group_size,
-            z_shift: group_size
-                .is_power_of_two()
-                .then(|| group_size.trailing_zeros()),
+            z_magic: magic(group_size),
             page: vec![0; n],
             entry: vec![
                 Entry {
@@ -89,10 +103,7 @@ impl StampStack {
         let e = self.entry[slot as usize];
         let (later, work) = self.ranks.count_later(e.stamp, self.now);
         self.work += u64::from(work);
-        let g = match self.z_shift {
-            Some(k) => (later >> k) as usize,
-            None => later as usize / self.z,
-        };
+        let g = divide(later, self.z_magic) as usize;
         let lo = (g * self.z + 1) as u32;
         let hi = ((g + 1) * self.z).min(self.len) as u32;
         Found {
@@ -164,8 +175,8 @@ impl StampStack {
 
     /// Pushes `page` (not in the stack) on top with threshold `theta`; drops the bottom
     /// entry if the stack would exceed its capacity. Returns the new entry's slot and the
-    /// page of the dropped entry, if any.
-    pub(super) fn push_top(&mut self, page: u64, theta: u32) -> (u32, Option<u64>) {
+    /// dropped entry, if any.
+    pub(super) fn push_top(&mut self, page: u64, theta: u32) -> (u32, Option<Dropped>) {
         let x = match self.free.pop() {
             Some(x) => x,
             None => unreachable!("a stack of cap {} has cap + 1 slots", self.cap),
@@ -177,7 +188,10 @@ impl StampStack {
         let mut dropped = None;
         if self.len > self.cap {
             let b = self.bottom();
-            dropped = Some(self.page[b as usize]);
+            dropped = Some(Dropped {
+                slot: b,
+                page: self.page[b as usize],
+            });
             self.remove(b);
         }
         (x, dropped)
@@ -242,5 +256,26 @@ impl StampStack {
             ));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn magic_division_is_exact_for_32_bit_counts() {
+        for z in 1..=300usize {
+            let m = magic(z);
+            let edge = [0u32, 1, 2, u32::MAX, u32::MAX - 1, u32::MAX / 2];
+            let near = (1..40u32).flat_map(|k| [k * z as u32, k * z as u32 - 1]);
+            for n in edge
+                .into_iter()
+                .chain(near)
+                .chain((0..5_000).map(|i| i * 7919))
+            {
+                assert_eq!(divide(n, m), n / z as u32, "{n} / {z}");
+            }
+        }
     }
 }

@@ -1,0 +1,73 @@
+//! FD-Buffer's invariant checks ([`Policy::check_invariants`]).
+
+use super::{FdBuffer, FrameState, PoolOrder, CLEAN, DIRTY, FREE};
+#[cfg(doc)]
+use crate::policy::Policy;
+use flashbuf_core::FrameId;
+
+impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
+    /// [`Policy::check_invariants`]: pools, tags, orderings, `M_c`, the estimators
+    /// and the clusters agree.
+    pub(super) fn check_all(&self) -> Result<(), String> {
+        self.clean.check()?;
+        self.dirty.check()?;
+        let mut n = [0usize; 3];
+        for (i, &FrameState { tag: t, dirty, .. }) in self.fr.iter().enumerate() {
+            if t > DIRTY {
+                return Err(format!("frame {i}: bad tag {t}"));
+            }
+            n[t as usize] += 1;
+            if t == CLEAN && dirty {
+                return Err(format!("frame {i}: dirty page in the clean pool"));
+            }
+            if t == FREE && dirty {
+                return Err(format!("frame {i}: free but dirty"));
+            }
+            let clustered = self
+                .clusters
+                .as_ref()
+                .map(|c| c.contains(FrameId(i as u32)));
+            if clustered.is_some_and(|c| c != (t == DIRTY)) {
+                return Err(format!("frame {i}: cluster membership disagrees with pool"));
+            }
+        }
+        if n[CLEAN as usize] != self.clean.len() || n[DIRTY as usize] != self.dirty.len() {
+            return Err(format!(
+                "tags say {} clean / {} dirty, pools hold {} / {}",
+                n[1],
+                n[2],
+                self.clean.len(),
+                self.dirty.len()
+            ));
+        }
+        for f in self.clean.members_victim_first() {
+            if self.fr[f.index()].tag != CLEAN {
+                return Err(format!(
+                    "{f} in the clean ordering but tagged {}",
+                    self.fr[f.index()].tag
+                ));
+            }
+        }
+        for f in self.dirty.members_victim_first() {
+            if self.fr[f.index()].tag != DIRTY {
+                return Err(format!(
+                    "{f} in the dirty ordering but tagged {}",
+                    self.fr[f.index()].tag
+                ));
+            }
+        }
+        if self.m >= 2 && !(1..self.m).contains(&self.m_c) {
+            return Err(format!("M_c = {} outside 1..{}", self.m_c, self.m));
+        }
+        let page_of =
+            |f: FrameId| (self.fr[f.index()].tag != FREE).then(|| self.fr[f.index()].page);
+        self.est.check_resident(&page_of)?;
+        if let Some(s) = &self.shadow {
+            s.check_resident(&page_of)?;
+        }
+        if let Some(c) = &self.clusters {
+            c.check(&|f| self.fr[f.index()].tag == DIRTY)?;
+        }
+        Ok(())
+    }
+}
