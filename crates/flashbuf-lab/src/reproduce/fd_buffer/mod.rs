@@ -57,8 +57,10 @@
 //! so a growing `R` (RM1) or a clustering-dependent write cost is not followed; a static
 //! split with a 5 % clean pool (8,589 s) shows the room left. The clustered-cost variant
 //! (not the paper's, `policy::fd_buffer::clustered_cost`) is the cheapest policy in all
-//! four trace × card cells of Figs. 2–3 (TPC-C 8,736 and 14,976 s, pgbench 3,825 and
-//! 6,535 s against CASA's 10,697, 18,107, 4,213 and 7,131) and on flash-25 (883 vs 1,006
+//! four trace × card cells of Figs. 2–3 (TPC-C 8,559 and 14,795 s, pgbench 3,633 and
+//! 6,298 s against CASA's 10,697, 18,107, 4,213 and 7,131; with the device's `R` and
+//! `calibrate=drained`, its defaults — with `r=online` and uncalibrated `k` it was 8,736,
+//! 14,976, 3,825 and 6,535 s) and on flash-25 (887 vs 1,006
 //! s). Why FD-Buffer loses to CASA on other traces and on steady devices: the same module.
 
 mod figs_4_6;
