@@ -4,6 +4,8 @@
 //! pages, and a pool `sync` — flush, then store sync — races evictions and in-place
 //! staging updates), while the seeded scheduler of `flashbuf_testkit::schedule`
 //! lets one device operation through at a time and judges crash images at every point.
+//! Twice: with LRU, and with LRU writing its victim's 2-page cluster as one batch (the
+//! members pinned and latched by the evicting thread while the other worker misses).
 //!
 //! `FLASHBUF_SCHEDULES=N` sets the schedules per store (default 30).
 
