@@ -114,6 +114,7 @@ pub mod cluster;
 pub mod clustered_cost;
 pub mod cost;
 pub mod naive;
+mod option_table;
 pub mod options;
 pub mod order;
 pub mod policy;
