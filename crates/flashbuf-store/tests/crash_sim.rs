@@ -10,7 +10,7 @@
 //! `flashbuf torture --sim` runs the same harness for longer.
 
 use flashbuf_testkit::sim::{
-    run, store_front, torn_overwrite_ops, CrashChoice, Edit, Op, SimConfig, SimReport,
+    run, store_front, torn_overwrites, CrashChoice, Edit, Op, SimConfig, SimReport,
 };
 use flashbuf_testkit::CrashStore;
 use proptest::prelude::*;
@@ -143,22 +143,7 @@ fn every_store_keeps_synced_pages_and_returns_old_or_new_after_any_crash() {
 fn a_torn_overwrite_of_a_synced_page_is_old_new_or_corrupt() {
     for factory in &CrashStore::variants().unwrap() {
         for page_size in [512usize, 4096, 8192] {
-            let mut total = SimReport::default();
-            for tear in 1u8..5 {
-                for seed in 0..16u64 {
-                    let ops = torn_overwrite_ops(seed, tear);
-                    let cfg = SimConfig {
-                        page_size,
-                        pages: 2,
-                        fanout: 1,
-                        seed,
-                    };
-                    match run(factory, &store_front, &cfg, &ops) {
-                        Ok(r) => total.add(&r),
-                        Err(e) => panic!("{e}"),
-                    }
-                }
-            }
+            let total = torn_overwrites(factory, page_size).unwrap_or_else(|e| panic!("{e}"));
             assert!(
                 total.old > 0 && total.newest > 0,
                 "store '{}', page size {page_size}: {total:?}",

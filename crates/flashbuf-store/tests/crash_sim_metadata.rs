@@ -13,7 +13,7 @@
 
 use flashbuf_core::rng::SplitMix64;
 use flashbuf_core::DataMode;
-use flashbuf_testkit::sim::{random_ops, run, store_front, torn_overwrite_ops};
+use flashbuf_testkit::sim::{random_ops, run, store_front, torn_overwrites};
 use flashbuf_testkit::sim::{SimConfig, SimReport};
 use flashbuf_testkit::CrashStore;
 
@@ -84,22 +84,7 @@ fn every_metadata_store_keeps_synced_pages_and_returns_old_or_new_after_any_cras
 #[test]
 fn a_torn_overwrite_of_a_synced_metadata_page_is_old_new_or_corrupt() {
     for factory in &metadata_variants() {
-        let mut total = SimReport::default();
-        for tear in 1u8..5 {
-            for seed in 0..16u64 {
-                let ops = torn_overwrite_ops(seed, tear);
-                let cfg = SimConfig {
-                    page_size: 8192,
-                    pages: 2,
-                    fanout: 1,
-                    seed,
-                };
-                match run(factory, &store_front, &cfg, &ops) {
-                    Ok(r) => total.add(&r),
-                    Err(e) => panic!("{e}"),
-                }
-            }
-        }
+        let total = torn_overwrites(factory, 8192).unwrap_or_else(|e| panic!("{e}"));
         assert!(
             total.old > 0 && total.newest > 0,
             "{}: {total:?}",

@@ -30,7 +30,7 @@ mod runner;
 #[cfg(test)]
 mod tests;
 
-pub use ops::{random_ops, torn_overwrite_ops};
+pub use ops::{random_ops, torn_overwrite_ops, torn_overwrites};
 pub use runner::run;
 
 /// How a write changes a page.

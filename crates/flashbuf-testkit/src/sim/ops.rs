@@ -1,7 +1,35 @@
 //! Op sequences: the crash suites' torn-overwrite scenario and random soak sequences.
 
-use super::{CrashChoice, Edit, Op};
+use super::{run, store_front, CrashChoice, Edit, Op, SimConfig, SimFailure, SimReport};
+use crate::CrashStore;
 use flashbuf_core::rng::SplitMix64;
+
+/// [`torn_overwrite_ops`] through the store itself for every tear shape (1–4) and seeds
+/// 0..16, on two pages of `page_size` bytes: the crash suites' torn-overwrite check, its
+/// crash points summed.
+pub fn torn_overwrites(
+    factory: &CrashStore,
+    page_size: usize,
+) -> Result<SimReport, Box<SimFailure>> {
+    let mut total = SimReport::default();
+    for tear in 1u8..5 {
+        for seed in 0..16u64 {
+            let cfg = SimConfig {
+                page_size,
+                pages: 2,
+                fanout: 1,
+                seed,
+            };
+            total.add(&run(
+                factory,
+                &store_front,
+                &cfg,
+                &torn_overwrite_ops(seed, tear),
+            )?);
+        }
+    }
+    Ok(total)
+}
 
 /// Two pages written and synced, both rewritten, then a crash that keeps a seeded subset
 /// of the pending writes torn with `tear` (1–4: 512 B / 4 KB, old bytes / garbage), then
