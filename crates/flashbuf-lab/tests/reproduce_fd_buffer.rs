@@ -219,5 +219,34 @@ fn reproduce_fd_buffer_runs_on_a_prefix() {
         .rows
         .iter()
         .any(|r| r[0] == "FD-Buffer/clustered-cost (extra)"));
+    // Every trace (issue 16): a cell per trace × device × buffer, a summary row and a
+    // verdict per trace, one verdict for FD-Buffer as published; a failing verdict names
+    // its cells.
+    let t = &fd_buffer::traces::TRACES;
+    let cells = reports[0]
+        .sections
+        .iter()
+        .find(|s| s.title.starts_with("Every trace (beyond the paper)"))
+        .unwrap();
+    assert_eq!(
+        cells.rows.len(),
+        t.len() * fd_buffer::traces::DEVICES.len() * fd_buffer::traces::BUFFERS.len()
+    );
+    assert!(cells.rows.iter().all(|r| r.len() == cells.columns.len()));
+    let summary = reports[0]
+        .sections
+        .iter()
+        .find(|s| s.title == "Every trace: summary")
+        .unwrap();
+    assert_eq!(summary.rows.len(), t.len());
+    let every: Vec<_> = reports[0]
+        .verdicts
+        .iter()
+        .filter(|v| v.figure.starts_with("Every trace:"))
+        .collect();
+    assert_eq!(every.len(), t.len() + 2);
+    assert!(every
+        .iter()
+        .all(|v| v.direction_holds || !v.cause.is_empty()));
     println!("{}", reports[0].render());
 }

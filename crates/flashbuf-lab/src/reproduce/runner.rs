@@ -4,6 +4,7 @@
 
 use super::tally::Tally;
 use super::ReproduceOptions;
+use crate::compare::{compare, Matrix};
 use crate::config::{BufferSize, RunConfig};
 use crate::registry::{device_facts, BuildContext, DeviceFacts};
 use crate::replay::run;
@@ -18,8 +19,8 @@ use std::time::Instant;
 pub(super) struct Runner<'a> {
     opts: &'a ReproduceOptions,
     paper: &'static str,
-    scans: HashMap<(PathBuf, usize), TraceScan>,
-    facts: HashMap<(String, usize, PathBuf), DeviceFacts>,
+    scans: HashMap<(PathBuf, usize, Option<u64>), TraceScan>,
+    facts: HashMap<(String, usize, PathBuf, Option<u64>), DeviceFacts>,
     runs: HashMap<String, RunResult>,
     tally: Tally,
 }
@@ -54,12 +55,22 @@ impl<'a> Runner<'a> {
     /// The (memoized) scan of `trace` at `page_size` (a planning pass scans nothing: one
     /// page of one reference stands in).
     pub(super) fn scan(&mut self, trace: &Path, page_size: usize) -> Result<&TraceScan, LabError> {
-        let key = (trace.to_path_buf(), page_size);
+        self.scan_upto(trace, page_size, self.opts.limit_refs)
+    }
+
+    /// [`Runner::scan`] of the first `limit_refs` references.
+    fn scan_upto(
+        &mut self,
+        trace: &Path,
+        page_size: usize,
+        limit_refs: Option<u64>,
+    ) -> Result<&TraceScan, LabError> {
+        let key = (trace.to_path_buf(), page_size, limit_refs);
         if !self.scans.contains_key(&key) {
             let s = if self.tally.plan_only() {
                 TraceScan::stand_in()
             } else {
-                scan_trace(trace, None, page_size as u32, self.opts.limit_refs)?
+                scan_trace(trace, None, page_size as u32, limit_refs)?
             };
             self.scans.insert(key.clone(), s);
         }
@@ -75,14 +86,30 @@ impl<'a> Runner<'a> {
         trace: &Path,
         page_size: usize,
     ) -> Result<DeviceFacts, LabError> {
-        let key = (device.to_string(), page_size, trace.to_path_buf());
+        self.facts_upto(device, trace, page_size, self.opts.limit_refs)
+    }
+
+    /// [`Runner::facts`] for the first `limit_refs` references' data set.
+    fn facts_upto(
+        &mut self,
+        device: &str,
+        trace: &Path,
+        page_size: usize,
+        limit_refs: Option<u64>,
+    ) -> Result<DeviceFacts, LabError> {
+        let key = (
+            device.to_string(),
+            page_size,
+            trace.to_path_buf(),
+            limit_refs,
+        );
         if let Some(f) = self.facts.get(&key) {
             return Ok(*f);
         }
         if self.tally.plan_only() {
             return Ok(DeviceFacts::default());
         }
-        let dense = self.scan(trace, page_size)?.dense_pages;
+        let dense = self.scan_upto(trace, page_size, limit_refs)?.dense_pages;
         let ctx = BuildContext {
             page_size,
             data: flashbuf_core::DataMode::Bytes,
@@ -97,7 +124,8 @@ impl<'a> Runner<'a> {
 
     /// One run (memoized on all its settings): `trace` × `policy` × the direct store ×
     /// `device` at `buffer`, with the run options of `ropts` (dynamics, pre-sizing,
-    /// bounds, warm-up; its other fields are replaced), the reproduction's seed and limit.
+    /// bounds, warm-up, a limit of its own; its other fields are replaced), the
+    /// reproduction's seed, and the smaller of the reproduction's limit and `ropts`'s.
     pub(super) fn run(
         &mut self,
         trace: &Path,
@@ -120,8 +148,12 @@ impl<'a> Runner<'a> {
         buffer: BufferSize,
         ropts: &RunConfig,
     ) -> Result<RunResult, LabError> {
+        let limit_refs = match (self.opts.limit_refs, ropts.limit_refs) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         let key = format!(
-            "{}|{page_size}|{policy}|{store}|{device}|{buffer:?}|{:?}|{}|{:?}|{}",
+            "{}|{page_size}|{policy}|{store}|{device}|{buffer:?}|{:?}|{}|{:?}|{}|{limit_refs:?}",
             trace.display(),
             ropts.dynamics,
             ropts.presize,
@@ -139,7 +171,7 @@ impl<'a> Runner<'a> {
         }
         let facts = match ropts.facts {
             Some(f) => f,
-            None => self.facts(device, trace, page_size)?,
+            None => self.facts_upto(device, trace, page_size, limit_refs)?,
         };
         let cfg = RunConfig {
             trace: trace.to_path_buf(),
@@ -149,7 +181,7 @@ impl<'a> Runner<'a> {
             buffer,
             page_size,
             seed: self.opts.seed,
-            limit_refs: self.opts.limit_refs,
+            limit_refs,
             facts: Some(facts),
             dynamics: ropts.dynamics,
             bounds: ropts.bounds,
@@ -157,7 +189,9 @@ impl<'a> Runner<'a> {
             warmup: ropts.warmup,
             ..RunConfig::default()
         };
-        let scan = self.scans.get(&(trace.to_path_buf(), page_size));
+        let scan = self
+            .scans
+            .get(&(trace.to_path_buf(), page_size, limit_refs));
         let t = Instant::now();
         let r = run(&cfg, scan)?;
         self.tally.tick(&format!(
@@ -185,6 +219,55 @@ impl<'a> Runner<'a> {
         }
         self.runs.insert(key, r.clone());
         Ok(r)
+    }
+
+    /// The reproduction's `--limit`, if any.
+    pub(super) fn limit_refs(&self) -> Option<u64> {
+        self.opts.limit_refs
+    }
+
+    /// Every run of `m` (one trace decoded once, runs on as many threads as the machine
+    /// has cores, results in the matrix's order: `crate::compare`), counted in the
+    /// progress; the matrix's own limit, if any, else the reproduction's. Not memoized.
+    pub(super) fn run_matrix(&mut self, m: &Matrix) -> Result<Vec<RunResult>, LabError> {
+        if self.tally.plan_only() {
+            (0..m.len()).for_each(|_| self.tally.tick(""));
+            return Ok(vec![RunResult::default(); m.len()]);
+        }
+        let mut m = m.clone();
+        m.base.seed = self.opts.seed;
+        m.base.limit_refs = match (self.opts.limit_refs, m.base.limit_refs) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let trace = m
+            .base
+            .trace
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        let tally = &self.tally;
+        let runs = compare(&m, jobs, |r| {
+            tally.tick(&format!(
+                "{trace} {} {} {}: {:.1} s device, {} reads, {} writes",
+                r.policy,
+                r.device,
+                r.buffer_pages,
+                r.device_time_us / 1e6,
+                r.page_reads,
+                r.page_writes
+            ))
+        })?;
+        if let Some(r) = runs.iter().find(|r| r.verify_errors > 0) {
+            return Err(LabError::Invariant(format!(
+                "{} on {}: {} verify errors ({})",
+                r.policy,
+                r.device,
+                r.verify_errors,
+                r.first_verify_error.as_deref().unwrap_or("")
+            )));
+        }
+        Ok(runs)
     }
 
     /// Runs so far (not counting memoized repeats; in a planning pass, the runs planned).

@@ -36,6 +36,11 @@
 //!   during the window, with present conditions and (second estimator) without.
 //! - Every run has the data set on the device from the start (`RunConfig::presize`), on
 //!   fresh (not preconditioned) simulated devices, as the profiles were calibrated.
+//! - Last, beyond the paper (issue 16, `traces`): every policy on five PostgreSQL page
+//!   traces (the shared two and the three of `traces/`) × three steady-state devices ×
+//!   1, 3 and 10 % buffers, first million references, with a verdict per trace on the
+//!   clustered-cost variant (cheapest in every cell?) and one on FD-Buffer as published
+//!   against CASA, CFDC and LRU; the cells run in parallel, one trace decoded once.
 //!
 //! # Results (whole traces after the warm-up, seed 42; 110 runs, 7 minutes)
 //! Measured after the buffer is full (`Warmup::Fill`, §5.1), on fresh devices, with the
@@ -67,6 +72,7 @@ mod figs_4_6;
 mod overall;
 mod parametric;
 mod table_3;
+pub mod traces;
 
 use super::runner::Runner;
 use super::{Report, ReproduceOptions, Section};
@@ -278,6 +284,9 @@ pub fn run(opts: &ReproduceOptions) -> Result<Report, LabError> {
     sections.push(fig_7(&mut cx, &tpcc, &plain)?);
     let fd_paper = table6.get(FD).map_or(f64::NAN, |(_, r)| r.device_time_us);
     sections.push(sensitivity(&mut cx, &tpcc, &plain, fd_paper, opts)?);
+    let (st, vt) = traces::every_trace(&mut cx.rn)?;
+    sections.extend(st);
+    verdicts.extend(vt);
     Ok(Report {
         paper: "fd-buffer".into(),
         sections,
