@@ -28,6 +28,7 @@ fn tiny(ps: usize, kind: CleanerKind) -> LogStoreConfig {
             min_free_segments: Some(4),
             max_free_segments: Some(6),
             background: true,
+            queue: Default::default(),
         },
         time_base: TimeBase::Writes,
         checkpoint_segments: Some(3),

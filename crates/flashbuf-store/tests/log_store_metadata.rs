@@ -45,6 +45,7 @@ fn cfg(data: DataMode, kind: CleanerKind, time_base: TimeBase) -> LogStoreConfig
             min_free_segments: Some(28),
             max_free_segments: Some(32),
             background: true,
+            queue: Default::default(),
         },
         time_base,
         checkpoint_segments: Some(2),

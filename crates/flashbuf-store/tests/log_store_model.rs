@@ -29,6 +29,7 @@ fn config(kind: CleanerKind, segments: u64, pages: u64) -> LogStoreConfig {
             min_free_segments: Some(2),
             max_free_segments: Some(4),
             background: true,
+            queue: Default::default(),
         },
         time_base: TimeBase::Writes,
         checkpoint_segments: Some(3),

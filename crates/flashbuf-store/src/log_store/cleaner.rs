@@ -11,9 +11,12 @@
 //!   segments per wake-up, skipping segments modified within the protection period `PP`,
 //!   until more than `max_free` are clean. Reading of "daemon": there is no thread; the
 //!   daemon's wake-ups are evaluated at the store's write-side calls (writes, syncs) on the
-//!   configured clock, so runs on a virtual clock are deterministic. A device serving one
-//!   request at a time (the simulator) would not overlap a daemon's I/O with the caller's
-//!   anyway; what the daemon costs is charged to the device's time either way.
+//!   configured clock, so runs on a virtual clock are deterministic. A daemon sharing the
+//!   caller's queue would not overlap its I/O with the caller's: so it is with
+//!   `cleaner_queue=main` or a device without a background queue, the pass's requests
+//!   on the main handle; with `cleaner_queue=background` (the default) on a device that
+//!   offers a background queue, the pass's requests go there and overlap the caller's
+//!   (`super::background`: what the foreground then waits for).
 //! - **Cleaning a segment** (Sprite LFS §3.3): read its summary, keep the blocks the map
 //!   still points to, read them (adjacent blocks in one request), append them to the head
 //!   the placement names, and let the segment become pre-free. If the summary does not
@@ -28,7 +31,7 @@ use super::data::{block_image, block_image_mut};
 use super::layout::{BlockAddr, SegmentId};
 use super::scan::{read_blocks, read_summary};
 use super::stamp;
-use super::state::{Ctx, State};
+use super::state::{Ctx, Lane, State};
 use super::usage::{SegState, SegmentUsage};
 use super::victim::{CleanClock, SegmentView};
 use super::writer::Writer;
@@ -103,7 +106,10 @@ impl State {
         if victims.is_empty() {
             return Ok(());
         }
-        self.clean_segments(cx, &victims, false)
+        match cx.lane {
+            Lane::Main(Some(queue)) => self.clean_on_queue(cx, queue, &victims),
+            _ => self.clean_segments(cx, &victims, false),
+        }
     }
 
     /// Foreground cleaning: until more segments than the reserve are free. Victims are
@@ -150,7 +156,7 @@ impl State {
     }
 
     /// Cleans `victims` and counts the pass.
-    fn clean_segments<D: Device + ?Sized>(
+    pub(super) fn clean_segments<D: Device + ?Sized>(
         &mut self,
         cx: &Ctx<'_, D>,
         victims: &[SegmentId],
@@ -194,6 +200,7 @@ impl State {
             },
             self.user_writes,
         );
+        self.join_for(cx, Some((v.0, false)))?;
         let live = self.live_blocks(cx, v, &row)?;
         let (ps, bb) = (cx.layout.page_size, cx.cfg.block_bytes());
         let mut buf = AlignedBuf::zeroed(ps, 4096);

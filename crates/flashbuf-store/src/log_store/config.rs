@@ -2,6 +2,7 @@
 //! space, page ids, data mode) and the cleaner (victim rule, the NIPU paper's knobs, the
 //! time base).
 
+use super::background::CleanerQueue;
 use super::layout::{Layout, MIN_SEGMENTS, MIN_SEGMENT_BLOCKS};
 use super::placement::{self, Placement};
 use super::summary::summary_blocks;
@@ -118,6 +119,8 @@ pub struct CleanerConfig {
     pub max_free_segments: Option<u32>,
     /// Whether background cleaning runs at all (foreground cleaning always does).
     pub background: bool,
+    /// Where background passes issue their requests.
+    pub queue: CleanerQueue,
 }
 
 impl Default for CleanerConfig {
@@ -132,6 +135,7 @@ impl Default for CleanerConfig {
             min_free_segments: None,
             max_free_segments: None,
             background: true,
+            queue: CleanerQueue::default(),
         }
     }
 }

@@ -73,6 +73,7 @@ impl<D: Device> LogStore<D> {
                 cfg: &cfg,
                 salt,
                 poison: &poison,
+                lane: super::state::Lane::Main(None),
             };
             // Both slots valid from the start (generations 1 and 2).
             state.checkpoint(&cx)?;

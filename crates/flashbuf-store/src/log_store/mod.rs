@@ -48,6 +48,11 @@
 //!    be attributed to a page makes the open fail.
 //! 3. A damaged checkpoint slot makes recovery use the other one.
 //! 4. Any device error poisons the store (fail-stop).
+//! 5. Background passes on the device's background queue (`background`) are never
+//!    overtaken by a foreground request that depends on them: the main queue joins the
+//!    background queue before writing into a segment such a pass freed, reading a block
+//!    in a segment it wrote, or syncing. Devices that inject faults or crashes have no
+//!    background queue.
 //!
 //! Torn writes are masked: an unsynced block that tore fails its checksum and is cut
 //! with the rest of the tail, so after a crash every page is its old or a new version,
@@ -55,7 +60,9 @@
 //!
 //! # Cleaning
 //! Foreground when a caller's write finds no segment beyond the cleaner's reserve;
-//! background on the configured clock with the paper's knobs (`cleaner`). Victim rules
+//! background on the configured clock with the paper's knobs (`cleaner`), its requests on
+//! the device's background queue when it has one (`cleaner_queue`, `background`): their
+//! time then overlaps the caller's. Victim rules
 //! ([`victim`]): greedy, cost-benefit, oldest-first, SepBIT's selection.
 //!
 //! # Metadata only
@@ -82,6 +89,8 @@
 //! its summary entries (28 bytes per block written) until it is sealed
 //! ([`LogStore::memory`]).
 
+mod admission;
+mod background;
 mod bytes;
 pub mod checkpoint;
 mod cleaner;
@@ -105,6 +114,7 @@ pub mod usage;
 pub mod victim;
 mod writer;
 
+pub use background::CleanerQueue;
 pub use config::{CleanerConfig, CleanerKind, LogStoreConfig, TimeBase};
 pub use layout::{BlockAddr, Layout, SegmentId};
 pub use stats::{LogStoreStats, MemoryReport, RecoveryReport};
@@ -117,7 +127,7 @@ use flashbuf_core::page;
 use flashbuf_core::{DeviceStats, DirtyRanges, PageId};
 use flashbuf_device::Device;
 use parking_lot::RwLock;
-use state::{Background, Ctx, Head, State, WriteQueue};
+use state::{Background, Ctx, Head, Lane, State, WriteQueue};
 use usage::UsageTable;
 
 /// Kind name written in the superblock.
@@ -169,6 +179,8 @@ pub struct LogStore<D: Device> {
     /// The A/B state record: the extent, and the promise of the last caller's sync.
     state_area: StateArea,
     counters: StoreCounters,
+    /// The device's background handle, when background passes run on it (`background`).
+    background: Option<background::Queue>,
 }
 
 impl<D: Device> LogStore<D> {
@@ -198,6 +210,7 @@ impl<D: Device> LogStore<D> {
             covered_seq: 0,
             clock: Clock::new(cfg.time_base, 0.0, dev),
             background: Background::default(),
+            bg: background::Stamps::new(layout.segments),
             stats: LogStoreStats::default(),
             device_base: dev.stats(),
             recovery: None,
@@ -211,7 +224,9 @@ impl<D: Device> LogStore<D> {
         state: State,
         state_area: StateArea,
     ) -> Self {
+        let background = Self::background_queue(&dev, &cfg);
         Self {
+            background,
             dev,
             cfg,
             layout,
@@ -230,6 +245,7 @@ impl<D: Device> LogStore<D> {
             cfg: &self.cfg,
             salt: self.salt,
             poison: &self.poison,
+            lane: Lane::Main(self.background.as_ref().map(|q| q.0.as_ref())),
         }
     }
 
@@ -290,34 +306,6 @@ impl<D: Device> LogStore<D> {
         self.poison.check()?;
         self.state.write().checkpoint(&self.ctx())
     }
-
-    /// Checks a page handed over for writing; its page id must be one the store holds.
-    fn check_write(&self, pid: PageId, page: &[u8]) -> Result<(), StoreError> {
-        crate::checks::check_sealed(pid, page, self.cfg.block_bytes())?;
-        if pid.0 >= self.layout.logical_pages {
-            return Err(StoreError::Full(format!(
-                "{pid} is beyond the store's {} page ids",
-                self.layout.logical_pages
-            )));
-        }
-        Ok(())
-    }
-
-    /// Refuses new pages beyond what the store can hold (before any I/O).
-    fn check_room(&self, st: &State, new_pages: u64) -> Result<(), StoreError> {
-        let cx = self.ctx();
-        let max = cx.max_live_pages();
-        if new_pages > 0 && st.map.mapped() + new_pages > max {
-            return Err(StoreError::Full(format!(
-                "{} pages live and {new_pages} new: the store holds at most {max} ({} segments of {} blocks, {} kept for the cleaner and the open segments)",
-                st.map.mapped(),
-                self.layout.segments,
-                self.layout.segment_blocks,
-                self.cfg.kept_segments()
-            )));
-        }
-        Ok(())
-    }
 }
 
 impl<D: Device> PageStore for LogStore<D> {
@@ -333,7 +321,7 @@ impl<D: Device> PageStore for LogStore<D> {
         self.poison.check()?;
         crate::checks::check_buf(buf.len(), self.cfg.block_bytes())?;
         self.counters.read();
-        let st = self.state.read();
+        let st = self.state_for_read(pid.0)?;
         let Some(addr) = st.map.get(pid.0) else {
             buf.fill(0);
             self.counters.unwritten();

@@ -1,5 +1,6 @@
 //! The store's mutable state (behind one lock) and the context its operations run in.
 
+use super::background::Stamps;
 use super::clock::Clock;
 use super::config::LogStoreConfig;
 use super::layout::{Layout, SegmentId};
@@ -25,6 +26,17 @@ pub(crate) struct Ctx<'a, D: Device + ?Sized> {
     pub salt: u64,
     /// Fail-stop.
     pub poison: &'a Poison,
+    /// Which queue the requests go to (`background`).
+    pub lane: Lane<'a>,
+}
+
+/// The queue an operation's requests go to (see `background`).
+#[derive(Clone, Copy)]
+pub(crate) enum Lane<'a> {
+    /// The main handle; background passes go to this background handle, if any.
+    Main(Option<&'a dyn Device>),
+    /// The background handle (a background pass).
+    Background,
 }
 
 impl<D: Device + ?Sized> Ctx<'_, D> {
@@ -136,6 +148,8 @@ pub(crate) struct State {
     pub clock: Clock,
     /// Background cleaning.
     pub background: Background,
+    /// What background passes on the background queue touched (`background`).
+    pub bg: Stamps,
     /// Counters since creation, the last reopen or the last populate.
     pub stats: LogStoreStats,
     /// Device counters when `stats` started.

@@ -29,6 +29,12 @@ pub struct LogStoreStats {
     pub background_segments: u64,
     /// Device time spent cleaning (reads and copies), µs.
     pub cleaning_time_us: f64,
+    /// How far background passes on the device's background queue pushed the device's
+    /// time (its makespan) ahead, µs; 0 on the main handle.
+    pub background_queue_time_us: f64,
+    /// Times the main queue waited for the background queue (a foreground request
+    /// depended on a background pass's requests).
+    pub background_joins: u64,
     /// Victims whose live blocks were found by a scan of the map (damaged summaries).
     pub map_scans: u64,
     /// Cleaner's copies appended to another head than the placement named (no segment was
@@ -147,6 +153,11 @@ pub fn report(
             ((s.cleaner_blocks_written + s.cleaner_blocks_read) * page_size as u64) as f64,
         ),
         ("cleaning_device_time_us".into(), s.cleaning_time_us),
+        (
+            "background_queue_time_us".into(),
+            s.background_queue_time_us,
+        ),
+        ("background_joins".into(), s.background_joins as f64),
         ("segments_cleaned".into(), s.segments_cleaned as f64),
         ("foreground_segments".into(), s.foreground_segments as f64),
         ("background_segments".into(), s.background_segments as f64),

@@ -232,6 +232,11 @@ impl UsageTable {
         }
     }
 
+    /// The pre-free segments.
+    pub fn prefree_segments(&self) -> impl Iterator<Item = u32> + '_ {
+        self.prefree.iter().copied()
+    }
+
     /// Sealed segments (cleaning candidates before filtering).
     pub fn sealed(&self) -> impl Iterator<Item = (SegmentId, &SegmentUsage)> + '_ {
         self.segs

@@ -76,6 +76,7 @@ impl State {
         let Some(seg) = self.heads[h].seg else {
             unreachable_no_segment()
         };
+        self.writing_into(cx, seg.0)?;
         let off = self.heads[h].entries.len() as u32;
         let addr = cx.layout.addr(seg, off);
         let bb = cx.cfg.block_bytes();
@@ -219,6 +220,7 @@ impl State {
         s: &SegmentSummary,
     ) -> Result<(), StoreError> {
         let k = cx.layout.segment_blocks - cx.data_blocks();
+        self.writing_into(cx, s.segment.0)?;
         let buf = summary::encode(s, cx.salt, k, cx.layout.page_size);
         let at = cx.layout.block_byte_offset(s.segment, cx.data_blocks());
         cx.poison.guard(cx.dev.write_at(at, &buf))?;
@@ -235,12 +237,13 @@ impl State {
         force: bool,
     ) -> Result<(), StoreError> {
         self.flush_queue(cx)?;
+        self.join_for(cx, None)?;
         if !self.unsynced && !force {
             return Ok(());
         }
         let upto = self.next_seq;
         cx.poison.guard(cx.dev.sync())?;
-        self.durable_seq = upto;
+        self.synced_upto(cx, upto);
         self.unsynced = false;
         self.stats.device_syncs += 1;
         Ok(())
@@ -288,6 +291,7 @@ impl State {
         self.generation = generation;
         self.covered_seq = header.next_seq;
         self.seq_limit = seq_limit;
+        self.stamp_freed(cx);
         self.usage.release_prefree();
         self.sealed_since_checkpoint = 0;
         self.stats.checkpoints += 1;

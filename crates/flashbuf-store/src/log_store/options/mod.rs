@@ -3,7 +3,8 @@
 //! a [`LogStoreConfig`] for a device and a run.
 //!
 //! `log-structured:segment=BYTES|segment_pages=N,cleaner=greedy|cost-benefit|oldest|sepbit,
-//! ci=,nspc=,pp=,min_free=,max_free=,background=,clock=device|wall|writes,size=BYTES|segments=N,
+//! ci=,nspc=,pp=,min_free=,max_free=,background=,cleaner_queue=background|main,
+//! clock=device|wall|writes,size=BYTES|segments=N,
 //! pages=N,fill=F,checkpoint=N,prefill=BOOL,align=BYTES|align_pages=N`.
 //!
 //! Readings (design.md §4):
@@ -26,6 +27,7 @@
 //!   the golden test).
 //! - The data mode is the run's (`--data`, [`StoreContext::data`]): a format field.
 
+use super::background::CleanerQueue;
 use super::config::{CleanerConfig, CleanerKind, LogStoreConfig, TimeBase};
 use super::layout::Layout;
 use super::{LogStore, KIND};
@@ -78,6 +80,8 @@ pub struct LogStoreOptions {
     pub max_free: Option<u32>,
     /// Whether background cleaning runs.
     pub background: bool,
+    /// Where background passes issue their requests.
+    pub cleaner_queue: CleanerQueue,
     /// The time base; `None`: chosen by the device.
     pub clock: Option<TimeBase>,
     /// The space.
@@ -131,6 +135,8 @@ impl LogStoreOptions {
             min_free: u32_opt(o, "min_free"),
             max_free: u32_opt(o, "max_free"),
             background: o.bool("background").unwrap_or(true),
+            cleaner_queue: CleanerQueue::parse(o.word("cleaner_queue").unwrap_or("background"))
+                .map_err(|e| registry::invalid(KIND, e))?,
             clock,
             space,
             pages: o.u64("pages"),
@@ -179,6 +185,7 @@ impl LogStoreOptions {
                 min_free_segments: self.min_free,
                 max_free_segments: self.max_free,
                 background: self.background,
+                queue: self.cleaner_queue,
             },
             time_base,
             checkpoint_segments: self.checkpoint,

@@ -71,6 +71,15 @@ pub const OPTIONS: &[OptionSpec] = &[
         help: "whether background cleaning runs (foreground cleaning always does)",
     },
     OptionSpec {
+        key: "cleaner_queue",
+        kind: OptKind::Choice(&["background", "main"]),
+        default: Some("background"),
+        help: "where background passes issue their requests: on the device's background \
+               queue when it has one (sim: devices; their time overlaps the caller's, the \
+               foreground waits only for passes it depends on), or on the main queue (their \
+               time adds to the caller's); devices without a queue always use the main one",
+    },
+    OptionSpec {
         key: "clock",
         kind: OptKind::Choice(&["device", "wall", "writes"]),
         default: None,

@@ -56,3 +56,27 @@ fn contradictions_and_bad_values_are_refused() {
     let e = p.factory.check(4096).unwrap_err().to_string();
     assert!(e.contains("needs at least"), "{e}");
 }
+
+#[test]
+fn cleaner_queue_defaults_to_background_and_main_is_taken() {
+    let ctx = StoreContext::new(4096);
+    let cfg = |text: &str| {
+        opts(text)
+            .config(&MemDevice::new(0), &ctx)
+            .unwrap()
+            .cleaner
+            .queue
+    };
+    assert_eq!(
+        cfg("log-structured:segments=40,pages=256"),
+        CleanerQueue::Background
+    );
+    assert_eq!(
+        cfg("log-structured:segments=40,pages=256,cleaner_queue=main"),
+        CleanerQueue::Main
+    );
+    let e = parse_text("log-structured:cleaner_queue=idle")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("background, main"), "{e}");
+}
