@@ -112,7 +112,9 @@ fn charging_the_moves_of_m_c_saves_forced_write_backs() {
     let paid = go_at("fd-buffer:cost=clustered", 0.01);
     assert_eq!(free.references, paid.references);
     // Measured: free 1,254 s and 12,790 pages written, paid 1,074 s and 12,370 (the same
-    // with calibrate=drained: here the calibration does not move M_c).
+    // with calibrate=drained: here the calibration does not move M_c) with windows of
+    // 20,000; with the paper's 5,000 (the default since stop 25) free 1,087 s, paid 1,032:
+    // a move pays for itself over a shorter window, so fewer moves are worth paying for.
     assert!(
         paid.page_writes < free.page_writes,
         "pages written: paid {} vs free {}",
@@ -120,7 +122,7 @@ fn charging_the_moves_of_m_c_saves_forced_write_backs() {
         free.page_writes
     );
     assert!(
-        paid.device_time_us < 0.9 * free.device_time_us,
+        paid.device_time_us < 0.97 * free.device_time_us,
         "device time: paid {:.1} s vs free {:.1} s",
         paid.device_time_us / 1e6,
         free.device_time_us / 1e6
@@ -130,8 +132,10 @@ fn charging_the_moves_of_m_c_saves_forced_write_backs() {
 #[test]
 fn the_calibrated_model_reads_the_realised_pages_per_cluster_write() {
     // OLTP, 3% (311 frames) on the SD card: the recent writes' k at the dirty pool's size
-    // reads 3.6 pages per cluster where the device is sent 5.1 per cluster write; scaled
-    // to the clusters the pool drained, 4.9 (measured; 436 s vs 437 with calibrate=none).
+    // reads 3.6 pages per cluster where the device is sent 5.3 per cluster write; scaled
+    // to the clusters the pool drained, 4.5 (measured with the paper's windows of 5,000;
+    // 4.9 for 5.1 with windows of 20,000: a shorter window drains fewer clusters to
+    // calibrate on).
     let cal = go("fd-buffer:cost=clustered,calibrate=drained");
     let off = go("fd-buffer:cost=clustered,calibrate=none");
     let error = |r: &RunResult| {
@@ -139,7 +143,7 @@ fn the_calibrated_model_reads_the_realised_pages_per_cluster_write() {
         (r.policy_report["k_at_m_d"] - written).abs() / written
     };
     assert!(
-        error(&cal) < 0.5 * error(&off) && error(&cal) < 0.15,
+        error(&cal) < 0.5 * error(&off) && error(&cal) < 0.2,
         "k_at_m_d against pages per cluster write: calibrated {:?} vs {:?}; none {:?} vs {:?}",
         cal.policy_report,
         cal.dirty_pages_per_cluster_write,

@@ -187,11 +187,11 @@ fn fd_buffer_windows_and_groups_scale_with_the_miniature() {
     );
     assert_eq!(shown("fd-buffer:q=0.05", 0.1), "fd-buffer:group=6,q=0.05");
     assert_eq!(shown("fd-buffer", 1.0), "fd-buffer");
-    // The clustered-cost variant's own default window (20,000) is the one scaled; its
-    // groups (a count: `groups=256`) scale with the frames by themselves.
+    // The clustered-cost variant's window is the paper's (5,000), scaled as the faithful
+    // one's; its groups (a count: `groups=256`) scale with the frames by themselves.
     assert_eq!(
         shown("fd-buffer:cost=clustered", 0.1),
-        "fd-buffer:cost=clustered,window=2000"
+        "fd-buffer:cost=clustered,window=500"
     );
     assert_eq!(
         shown("fd-buffer:groups=32", 0.1),
@@ -199,7 +199,7 @@ fn fd_buffer_windows_and_groups_scale_with_the_miniature() {
     );
     assert_eq!(
         shown("fd-buffer:cost=clustered,group=64", 0.1),
-        "fd-buffer:cost=clustered,group=6,window=2000"
+        "fd-buffer:cost=clustered,group=6,window=500"
     );
     // A miniature of the variant with a group count runs (no "give either" refusal).
     let r = miniature(&config(SAMPLE, "fd-buffer:groups=32", 0.1, &[1_000])).unwrap();

@@ -9,7 +9,7 @@ use flashbuf_core::DeviceFacts;
 use flashbuf_core::PageId;
 use flashbuf_device::MemDevice;
 use flashbuf_pool::policy::fd_buffer::spec::{
-    FdBufferSpec, GroupSpec, WindowSpec, OPTIONS, VARIANT_CALIBRATE, VARIANT_GROUPS, VARIANT_WINDOW,
+    FdBufferSpec, GroupSpec, WindowSpec, OPTIONS, VARIANT_CALIBRATE, VARIANT_GROUPS,
 };
 use flashbuf_pool::policy::fd_buffer::{
     Calibrate, ClusterVictim, Clustering, FdBuffer, FdBufferOptions,
@@ -28,7 +28,8 @@ fn spec(s: &str) -> Result<FdBufferSpec, String> {
 #[test]
 fn the_variant_has_its_own_defaults_and_the_faithful_one_keeps_the_papers() {
     let v = spec("fd-buffer:cost=clustered").unwrap();
-    assert_eq!(v.window, WindowSpec::Refs(VARIANT_WINDOW));
+    // The paper's windows (§4.4: 5,000 references).
+    assert_eq!(v.window, WindowSpec::Refs(5_000));
     assert_eq!(v.victim, ClusterVictim::OrderVictim);
     assert_eq!(v.clustered_cost, Some(None));
     assert_eq!(v.group, GroupSpec::PerStack(VARIANT_GROUPS));

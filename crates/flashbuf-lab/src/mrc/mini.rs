@@ -335,11 +335,8 @@ pub fn miniature_spec(spec: &Spec, rate: f64) -> Spec {
             .find(|o| o.key == key)
             .and_then(|o| o.default)
             .and_then(number);
-        // FD-Buffer's clustered-cost variant has its own default window.
-        let variant = clustered_variant && key == "window";
         let given = match spec.opts.get(key) {
             Some(v) => number(v),
-            None if variant => Some(flashbuf_pool::policy::fd_buffer::spec::VARIANT_WINDOW),
             None => default,
         };
         if let Some(v) = given {

@@ -17,16 +17,17 @@
 //!
 //! The clustered-cost variant (`cost=clustered`, not the paper's, `super::clustered_cost`)
 //! has its own defaults, each measured on five traces × three devices × three buffer
-//! sizes there: `victim=order`, `window=20000` ([`VARIANT_WINDOW`]), `count=io` (misses and
+//! sizes there: `victim=order`, `count=io` (misses and
 //! write-backs counted per access instead of Eq. (3)), `moves=paid` (a move of `M_c`
 //! charged its forced write-backs or dropped reads), `groups=256` (at most 256
 //! Two-Stack groups, `ceil(frames / 256)` pages each, [`VARIANT_GROUPS`]) and
 //! `span=recent` (`k` read off the recent writes back to as many distinct pages as the
 //! buffer has frames, across windows); `calibrate=drained` ([`VARIANT_CALIBRATE`]: `k` scaled each
 //! window to the clusters the pool drains; `calibrate=none` keeps `k` as read off the
-//! writes; measured in `super::calibration`). An option
-//! given by hand wins over the variant's default; the faithful `fd-buffer` keeps Eq. (3)
-//! and groups of 64.
+//! writes; measured in `super::calibration`). Its windows are the paper's 5,000 references
+//! (it used 20,000 until `span=recent` read `k` across windows; measured in
+//! `super::clustered_cost`). An option given by hand wins over the variant's default; the
+//! faithful `fd-buffer` keeps Eq. (3) and groups of 64.
 
 use super::naive::NaiveFdBuffer;
 use super::{Calibrate, ClusterVictim, Clustering, FdBuffer, FdBufferOptions, OrderKind};
@@ -37,12 +38,6 @@ use flashbuf_core::ConfigError;
 use std::sync::Arc;
 
 pub use super::option_table::OPTIONS;
-
-/// The clustered-cost variant's window when none is given (references): 4× the paper's
-/// 5,000. Measured on five PostgreSQL page traces (`super::clustered_cost`): with 5,000
-/// the variant still loses to CASA on four of them; one window's Two-Stack counters hold
-/// too few references at the dirty pool's large depths for the `M_d` the variant weighs.
-pub const VARIANT_WINDOW: u64 = 20_000;
 
 /// The clustered-cost variant's Two-Stack groups when neither `group` nor `groups` is
 /// given: at most 256 groups per stack, `ceil(frames / 256)` pages per group
@@ -148,7 +143,6 @@ impl FdBufferSpec {
             }
             Some(q) if q <= 0.0 => return Err(o.invalid(format!("q={q} must be positive"))),
             Some(q) => WindowSpec::Overhead(q),
-            None if variant && !o.given("window") => WindowSpec::Refs(VARIANT_WINDOW),
             None => WindowSpec::Refs(o.u64("window").unwrap_or(5_000)),
         };
         let r = match o.word("r") {
