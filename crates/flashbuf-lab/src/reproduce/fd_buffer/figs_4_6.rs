@@ -21,7 +21,7 @@
 //! runs, 407 s wall; TPC-C, sd-card, 3 % = 1,241 frames, 1,022 windows after the fill;
 //! write clusters of 256 pages as the paper set them)
 //! - Fig. 5 holds: mean clean pages LRU 843.2, CFDC 355.8, CASA 410.8, FD-Buffer 238.2
-//!   (19 % of the buffer; extras: /order 237.5, /clustered-cost 47.5 with its defaults, 87.7 with `r=online` and uncalibrated `k`).
+//!   (19 % of the buffer; extras: /order 237.5, /clustered-cost 37.3 with its defaults since stop 25, 47.5 with windows of 20,000, 87.7 with `r=online` and uncalibrated `k`).
 //! - Fig. 6 holds in direction, below in magnitude: pages per write run (within one
 //!   128-page erase block) LRU 1.85, CFDC 1.89, CASA 1.99, FD-Buffer 2.04 (+2.6 % vs CASA;
 //!   paper +12.3 %); FD-Buffer as published writes 6 % more pages than CASA (379,777 vs

@@ -77,7 +77,8 @@
 //!
 //! So `calibrate=drained` is the variant's default ([`super::spec::VARIANT_CALIBRATE`]):
 //! it helps wherever `R` is the device's (42 of 45 cells won instead of 41, and the four
-//! cells above); `flashbuf reproduce fd-buffer` now runs the variant with the device's `R`
+//! cells above; measured with the windows of 20,000 the variant then had — with the
+//! paper's 5,000, its default since stop 25, 43 of 45: `super::clustered_cost`); `flashbuf reproduce fd-buffer` now runs the variant with the device's `R`
 //! too (no `r=online`), so the clustering is not counted twice there either.
 //!
 //! Command: `flashbuf compare --trace T --policy fd-buffer:cost=clustered,calibrate=drained
