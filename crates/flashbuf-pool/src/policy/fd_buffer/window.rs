@@ -25,7 +25,7 @@ pub(super) struct WindowStats {
 impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
     /// A reference to `pid`, held by `frame`: the estimators, the window's counters, and
     /// the advisor when the window closes.
-    #[inline]
+    #[inline(always)]
     pub(super) fn reference(&mut self, frame: FrameId, pid: u64, write: bool) {
         self.est.access_resident(frame, pid, write);
         if let Some(s) = self.shadow.as_mut() {
@@ -72,7 +72,8 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
     fn close_window(&mut self) {
         let t0 = self.opts.clock.as_ref().map(|c| c());
         let r = self.r();
-        self.curves.fill(self.est.counters());
+        // The counters are read once, and zeroed as they are read (the next window's).
+        self.curves.fill_and_clear(self.est.counters_mut());
         let io = self.opts.io_count;
         let from = self.opts.paid_moves.then_some(self.m_c);
         let (next, _cost) = match self.clustered_cost.as_mut() {
@@ -126,7 +127,6 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
         }
         self.last_est = estimated;
         self.m_c = next;
-        self.est.clear_counters();
         if let Some(s) = self.shadow.as_mut() {
             s.clear_counters();
         }

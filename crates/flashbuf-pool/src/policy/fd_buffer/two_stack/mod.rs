@@ -124,6 +124,11 @@ impl TwoStack {
         &self.stacks.counters
     }
 
+    /// The window's counters, to be zeroed by the caller (`super::cost::Curves`).
+    pub(crate) fn counters_mut(&mut self) -> &mut HitCounters {
+        &mut self.stacks.counters
+    }
+
     /// Zeroes the counters (start of a window); the stacks persist.
     pub fn clear_counters(&mut self) {
         self.stacks.counters.clear();
