@@ -6,7 +6,7 @@
 use super::cluster::Clusters;
 use super::clustered_cost::ClusteredCost;
 use super::cost::Curves;
-use super::two_stack::TwoStack;
+use super::two_stack::{Slots, TwoStack, ABSENT};
 use super::window::WindowStats;
 use super::{
     initial_m_c, update_r, AdvisorStats, Asymmetry, ClusterVictim, Clustering, FdBufferOptions,
@@ -17,12 +17,26 @@ use flashbuf_core::{ConfigError, DeviceFacts, FrameId, PageId};
 
 mod check;
 
-/// A frame's page, pool tag and dirty bit.
-#[derive(Debug, Clone, Copy, Default)]
+/// A frame's page, its Two-Stack slots, pool tag and dirty bit: a hit reads them all, in
+/// one cache line (32-byte aligned records, two to a line; the slots in an array of the
+/// estimator's own cost a second cache miss per reference).
+#[derive(Debug, Clone, Copy)]
+#[repr(align(32))]
 pub(super) struct FrameState {
     pub(super) page: u64,
+    pub(super) slots: Slots,
     pub(super) tag: u8,
     pub(super) dirty: bool,
+}
+
+impl FrameState {
+    /// A free frame.
+    const FREE: FrameState = FrameState {
+        page: 0,
+        slots: ABSENT,
+        tag: FREE,
+        dirty: false,
+    };
 }
 
 /// Pool tag of a frame.
@@ -54,7 +68,7 @@ pub struct FdBuffer<C: PoolOrder = LruOrder, D: PoolOrder = LruOrder> {
     pub(super) opts: FdBufferOptions,
     pub(super) clean: C,
     pub(super) dirty: D,
-    /// Per frame: its page, pool tag and dirty bit, side by side (a hit reads all three).
+    /// Per frame: its page, Two-Stack slots, pool tag and dirty bit, side by side.
     pub(super) fr: Vec<FrameState>,
     pub(super) m_c: usize,
     pub(super) est: TwoStack,
@@ -144,7 +158,7 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
             opts,
             clean,
             dirty,
-            fr: vec![FrameState::default(); m],
+            fr: vec![FrameState::FREE; m],
             m_c,
             win: WindowStats::default(),
             rate,
@@ -252,7 +266,7 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
         let i = frame.index();
         debug_assert_eq!(self.fr[i].tag, FREE, "{frame} inserted twice");
         self.fr[i].page = pid.0;
-        self.est.admit(frame, pid.0);
+        self.fr[i].slots = self.est.admit_in(frame, pid.0);
         if let Some(s) = self.shadow.as_mut() {
             s.admit(frame, pid.0);
         }
@@ -310,7 +324,8 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
             }
             _ => debug_assert!(false, "removing free {frame}"),
         }
-        self.est.release(frame, self.fr[i].page);
+        let slots = std::mem::replace(&mut self.fr[i].slots, ABSENT);
+        self.est.release_in(slots, self.fr[i].page);
         if let Some(s) = self.shadow.as_mut() {
             s.release(frame, self.fr[i].page);
         }

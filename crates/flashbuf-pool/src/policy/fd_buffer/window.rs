@@ -6,6 +6,7 @@
 //! leaves a [`WindowRecord`].
 
 use super::cost::Curves;
+use super::two_stack::ABSENT;
 use super::{FdBuffer, MissRates, PoolOrder, Window, WindowRecord};
 use flashbuf_core::FrameId;
 
@@ -27,7 +28,10 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
     /// the advisor when the window closes.
     #[inline(always)]
     pub(super) fn reference(&mut self, frame: FrameId, pid: u64, write: bool) {
-        self.est.access_resident(frame, pid, write);
+        let slots = &mut self.fr[frame.index()].slots;
+        if let Some((f, which)) = self.est.access_in(slots, frame, pid, write) {
+            self.fr[f.index()].slots[which] = ABSENT[which];
+        }
         if let Some(s) = self.shadow.as_mut() {
             s.access_resident(frame, pid, write);
         }
