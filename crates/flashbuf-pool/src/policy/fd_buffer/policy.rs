@@ -151,7 +151,7 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
         Ok(Self {
             m,
             clustered_cost,
-            est: TwoStack::new(m, opts.group_size, opts.present_conditions),
+            est: TwoStack::for_owner(m, opts.group_size, opts.present_conditions),
             shadow: opts
                 .track_accuracy
                 .then(|| TwoStack::new(m, opts.group_size, false)),

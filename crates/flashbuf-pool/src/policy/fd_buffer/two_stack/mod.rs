@@ -109,7 +109,10 @@ pub const ABSENT: Slots = [NIL, NIL];
 #[derive(Debug, Clone)]
 pub struct TwoStack {
     stacks: Stacks,
-    /// Frame → (CLRU slot, DLRU slot) of the page it holds, `NIL` where absent.
+    /// Frames of the buffer.
+    m: usize,
+    /// Frame → (CLRU slot, DLRU slot) of the page it holds, `NIL` where absent; empty
+    /// when the owner keeps the slots ([`TwoStack::for_owner`]).
     resident: Vec<[u32; 2]>,
     /// Ghost page → (CLRU slot, DLRU slot), `NIL` where absent; never both absent.
     ghosts: PageMap<[u32; 2]>,
@@ -119,9 +122,19 @@ impl TwoStack {
     /// An estimator for a buffer of `m` frames (stacks truncated at depth `m`), group
     /// size `group_size`, with or without present conditions.
     pub fn new(m: usize, group_size: usize, present_conditions: bool) -> Self {
+        let mut s = Self::for_owner(m, group_size, present_conditions);
+        s.resident = vec![ABSENT; m];
+        s
+    }
+
+    /// [`TwoStack::new`] for an owner that keeps each frame's [`Slots`] itself (driven by
+    /// [`TwoStack::access_in`], [`TwoStack::admit_in`], [`TwoStack::release_in`] and
+    /// pages alone, never by [`TwoStack::access_resident`]): no slots of its own.
+    pub fn for_owner(m: usize, group_size: usize, present_conditions: bool) -> Self {
         Self {
             stacks: Stacks::new(m, group_size, present_conditions),
-            resident: vec![ABSENT; m],
+            m,
+            resident: Vec::new(),
             // At most M entries per stack, one more during a push.
             ghosts: PageMap::new(2 * m + 2, ABSENT),
         }
@@ -157,13 +170,15 @@ impl TwoStack {
         self.stacks.clru.work() + self.stacks.dlru.work()
     }
 
-    /// Bytes of state per frame: both stacks, the frames' and ghosts' slots, the counters.
+    /// Bytes of state per frame: both stacks, the frames' slots (unless the owner keeps
+    /// them), the ghosts' slots, the counters.
     pub fn bytes_per_frame(&self) -> usize {
-        let m = self.resident.len().max(1);
+        let m = self.m.max(1);
         let s = &self.stacks;
         let per_entry = s.clru.bytes_per_entry() + s.dlru.bytes_per_entry() + 2 * 4;
         let ghosts = self.ghosts.capacity() * PageMap::<[u32; 2]>::slot_bytes();
-        per_entry + std::mem::size_of::<[u32; 2]>() + ghosts.div_ceil(m) + 4 * 2 * 8
+        let own_slots = std::mem::size_of_val(&self.resident[..]).div_ceil(m);
+        per_entry + own_slots + ghosts.div_ceil(m) + 4 * 2 * 8
     }
 
     /// Records one access to `page` (Algorithm 3 for reads, 4 for writes), the estimator
@@ -305,7 +320,7 @@ impl TwoStack {
         let s = &self.stacks;
         s.clru.check().map_err(|e| format!("CLRU: {e}"))?;
         s.dlru.check().map_err(|e| format!("DLRU: {e}"))?;
-        let frames = (0..self.resident.len() as u32).map(FrameId);
+        let frames = (0..self.m as u32).map(FrameId);
         let resident: Vec<(u64, Slots)> = match held {
             Some(h) => frames.filter_map(h).collect(),
             None => Vec::new(),
