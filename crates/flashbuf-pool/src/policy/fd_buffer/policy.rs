@@ -6,7 +6,7 @@
 use super::cluster::Clusters;
 use super::clustered_cost::ClusteredCost;
 use super::cost::Curves;
-use super::two_stack::{Slots, TwoStack, ABSENT};
+use super::two_stack::{TwoStack, ABSENT};
 use super::window::WindowStats;
 use super::{
     initial_m_c, update_r, AdvisorStats, Asymmetry, ClusterVictim, Clustering, FdBufferOptions,
@@ -16,33 +16,9 @@ use crate::policy::{Access, IoKind, Policy, PolicyReport, Victim};
 use flashbuf_core::{ConfigError, DeviceFacts, FrameId, PageId};
 
 mod check;
+mod frame;
 
-/// A frame's page, its Two-Stack slots, pool tag and dirty bit: a hit reads them all, in
-/// one cache line (32-byte aligned records, two to a line; the slots in an array of the
-/// estimator's own cost a second cache miss per reference).
-#[derive(Debug, Clone, Copy)]
-#[repr(align(32))]
-pub(super) struct FrameState {
-    pub(super) page: u64,
-    pub(super) slots: Slots,
-    pub(super) tag: u8,
-    pub(super) dirty: bool,
-}
-
-impl FrameState {
-    /// A free frame.
-    const FREE: FrameState = FrameState {
-        page: 0,
-        slots: ABSENT,
-        tag: FREE,
-        dirty: false,
-    };
-}
-
-/// Pool tag of a frame.
-const FREE: u8 = 0;
-const CLEAN: u8 = 1;
-const DIRTY: u8 = 2;
+pub(super) use frame::{FrameState, CLEAN, DIRTY, FREE};
 
 /// FD-Buffer (§4) as a [`Policy`]: a clean pool run by `C` and a dirty pool run by `D`
 /// (both [`LruOrder`] by default), sized by the policy advisor.
