@@ -53,6 +53,13 @@ pub fn normalized_cost(rates: MissRates, r: f64) -> f64 {
     rates.p_c * rates.p_d * (1.0 + rates.p_d_w * r)
 }
 
+/// Running sums of [`Curves::fill`]: each counter's density and cumulative hits.
+#[derive(Default)]
+struct Sums {
+    dens: [f64; 4],
+    tot: [f64; 4],
+}
+
 /// Cumulative sums of one window's counters: `hits_*[s]` = (expected) accesses that hit
 /// for pool size `s`, for `s` in `0..=M`.
 #[derive(Debug, Clone, Default)]
@@ -75,29 +82,68 @@ impl Curves {
     /// Rebuilds the curves in place from `c` (one pass, no allocation after the first
     /// window).
     pub fn fill(&mut self, c: &HitCounters) {
-        let m = c.m();
-        for v in [&mut self.hits_c, &mut self.hits_d, &mut self.hits_d_w] {
-            v.clear();
-            v.resize(m + 1, 0.0);
-        }
-        let (cr, cw, dr, dw) = (
+        self.begin(c);
+        let parts = [
             c.c_read.parts(),
             c.c_write.parts(),
             c.d_read.parts(),
             c.d_write.parts(),
-        );
-        let (mut dens, mut tot) = ([0.0f64; 4], [0.0f64; 4]);
+        ];
+        let mut sums = Sums::default();
+        for s in 1..=c.m() {
+            self.step(s, parts.map(|(p, r)| (p[s], r[s])), &mut sums);
+        }
+    }
+
+    /// [`Curves::fill`] zeroing `c` as it reads it (the start of the next window): one
+    /// pass over the counters where filling then clearing them took two. The same sums
+    /// in the same order, so the same curves to the bit.
+    pub(crate) fn fill_and_clear(&mut self, c: &mut HitCounters) {
+        self.begin(c);
+        let m = c.m();
+        let mut parts = [
+            c.c_read.parts_mut(),
+            c.c_write.parts_mut(),
+            c.d_read.parts_mut(),
+            c.d_write.parts_mut(),
+        ];
+        let mut sums = Sums::default();
         for s in 1..=m {
-            for (k, (point, ramp)) in [cr, cw, dr, dw].into_iter().enumerate() {
-                dens[k] += ramp[s];
-                tot[k] += point[s] + dens[k];
+            let at = parts
+                .each_mut()
+                .map(|(p, r)| (std::mem::take(&mut p[s]), std::mem::take(&mut r[s])));
+            self.step(s, at, &mut sums);
+        }
+        for k in [&mut c.c_read, &mut c.c_write, &mut c.d_read, &mut c.d_write] {
+            k.clear_ends();
+        }
+    }
+
+    /// Sizes the curves for `c` (index 0, never written, stays 0) and takes its totals.
+    fn begin(&mut self, c: &HitCounters) {
+        let m = c.m();
+        for v in [&mut self.hits_c, &mut self.hits_d, &mut self.hits_d_w] {
+            if v.len() != m + 1 {
+                v.clear();
+                v.resize(m + 1, 0.0);
             }
-            self.hits_c[s] = tot[0] + tot[1];
-            self.hits_d[s] = tot[2] + tot[3];
-            self.hits_d_w[s] = tot[3];
         }
         self.total = c.accesses();
         self.writes = c.writes();
+    }
+
+    /// Adds index `s` of the four counters (`(point, ramp)` of `Hit_c^r`, `Hit_c^w`,
+    /// `Hit_d^r`, `Hit_d^w`) to the running sums and writes the curves at `s`.
+    #[inline(always)]
+    fn step(&mut self, s: usize, at: [(f64, f64); 4], sums: &mut Sums) {
+        let Sums { dens, tot } = sums;
+        for (k, (point, ramp)) in at.into_iter().enumerate() {
+            dens[k] += ramp;
+            tot[k] += point + dens[k];
+        }
+        self.hits_c[s] = tot[0] + tot[1];
+        self.hits_d[s] = tot[2] + tot[3];
+        self.hits_d_w[s] = tot[3];
     }
 
     /// Buffer size `M` the curves cover.

@@ -6,7 +6,7 @@
 use super::cluster::Clusters;
 use super::clustered_cost::ClusteredCost;
 use super::cost::Curves;
-use super::two_stack::TwoStack;
+use super::two_stack::{TwoStack, ABSENT};
 use super::window::WindowStats;
 use super::{
     initial_m_c, update_r, AdvisorStats, Asymmetry, ClusterVictim, Clustering, FdBufferOptions,
@@ -16,19 +16,9 @@ use crate::policy::{Access, IoKind, Policy, PolicyReport, Victim};
 use flashbuf_core::{ConfigError, DeviceFacts, FrameId, PageId};
 
 mod check;
+mod frame;
 
-/// A frame's page, pool tag and dirty bit.
-#[derive(Debug, Clone, Copy, Default)]
-pub(super) struct FrameState {
-    pub(super) page: u64,
-    pub(super) tag: u8,
-    pub(super) dirty: bool,
-}
-
-/// Pool tag of a frame.
-const FREE: u8 = 0;
-const CLEAN: u8 = 1;
-const DIRTY: u8 = 2;
+pub(super) use frame::{FrameState, CLEAN, DIRTY, FREE};
 
 /// FD-Buffer (§4) as a [`Policy`]: a clean pool run by `C` and a dirty pool run by `D`
 /// (both [`LruOrder`] by default), sized by the policy advisor.
@@ -54,7 +44,7 @@ pub struct FdBuffer<C: PoolOrder = LruOrder, D: PoolOrder = LruOrder> {
     pub(super) opts: FdBufferOptions,
     pub(super) clean: C,
     pub(super) dirty: D,
-    /// Per frame: its page, pool tag and dirty bit, side by side (a hit reads all three).
+    /// Per frame: its page, Two-Stack slots, pool tag and dirty bit, side by side.
     pub(super) fr: Vec<FrameState>,
     pub(super) m_c: usize,
     pub(super) est: TwoStack,
@@ -137,14 +127,14 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
         Ok(Self {
             m,
             clustered_cost,
-            est: TwoStack::new(m, opts.group_size, opts.present_conditions),
+            est: TwoStack::for_owner(m, opts.group_size, opts.present_conditions),
             shadow: opts
                 .track_accuracy
                 .then(|| TwoStack::new(m, opts.group_size, false)),
             opts,
             clean,
             dirty,
-            fr: vec![FrameState::default(); m],
+            fr: vec![FrameState::FREE; m],
             m_c,
             win: WindowStats::default(),
             rate,
@@ -252,7 +242,7 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
         let i = frame.index();
         debug_assert_eq!(self.fr[i].tag, FREE, "{frame} inserted twice");
         self.fr[i].page = pid.0;
-        self.est.admit(frame, pid.0);
+        self.fr[i].slots = self.est.admit_in(frame, pid.0);
         if let Some(s) = self.shadow.as_mut() {
             s.admit(frame, pid.0);
         }
@@ -310,7 +300,8 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
             }
             _ => debug_assert!(false, "removing free {frame}"),
         }
-        self.est.release(frame, self.fr[i].page);
+        let slots = std::mem::replace(&mut self.fr[i].slots, ABSENT);
+        self.est.release_in(slots, self.fr[i].page);
         if let Some(s) = self.shadow.as_mut() {
             s.release(frame, self.fr[i].page);
         }

@@ -6,6 +6,7 @@
 //! leaves a [`WindowRecord`].
 
 use super::cost::Curves;
+use super::two_stack::ABSENT;
 use super::{FdBuffer, MissRates, PoolOrder, Window, WindowRecord};
 use flashbuf_core::FrameId;
 
@@ -25,9 +26,12 @@ pub(super) struct WindowStats {
 impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
     /// A reference to `pid`, held by `frame`: the estimators, the window's counters, and
     /// the advisor when the window closes.
-    #[inline]
+    #[inline(always)]
     pub(super) fn reference(&mut self, frame: FrameId, pid: u64, write: bool) {
-        self.est.access_resident(frame, pid, write);
+        let slots = &mut self.fr[frame.index()].slots;
+        if let Some((f, which)) = self.est.access_in(slots, frame, pid, write) {
+            self.fr[f.index()].slots[which] = ABSENT[which];
+        }
         if let Some(s) = self.shadow.as_mut() {
             s.access_resident(frame, pid, write);
         }
@@ -72,7 +76,8 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
     fn close_window(&mut self) {
         let t0 = self.opts.clock.as_ref().map(|c| c());
         let r = self.r();
-        self.curves.fill(self.est.counters());
+        // The counters are read once, and zeroed as they are read (the next window's).
+        self.curves.fill_and_clear(self.est.counters_mut());
         let io = self.opts.io_count;
         let from = self.opts.paid_moves.then_some(self.m_c);
         let (next, _cost) = match self.clustered_cost.as_mut() {
@@ -126,7 +131,6 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
         }
         self.last_est = estimated;
         self.m_c = next;
-        self.est.clear_counters();
         if let Some(s) = self.shadow.as_mut() {
             s.clear_counters();
         }

@@ -80,7 +80,7 @@ impl Counter {
 
     /// An access at a distance in `lo..=hi` (exact when `lo == hi`) to an entry with
     /// present-condition threshold `theta`.
-    #[inline]
+    #[inline(always)]
     pub fn add(&mut self, lo: u32, hi: u32, theta: u32) {
         self.n += 1;
         if lo >= hi || theta >= hi {
@@ -117,6 +117,24 @@ impl Counter {
     #[inline]
     pub(crate) fn parts(&self) -> (&[f64], &[f64]) {
         (&self.point, &self.ramp)
+    }
+
+    /// The point masses and the density difference array, to be zeroed by the caller
+    /// (with [`Counter::clear_ends`] and a zero access count: a cleared counter).
+    #[inline]
+    pub(crate) fn parts_mut(&mut self) -> (&mut [f64], &mut [f64]) {
+        (&mut self.point, &mut self.ramp)
+    }
+
+    /// Zeroes the access count and the masses outside `1..=M` (`Hit[0]`, `Hit[∞]` and
+    /// the difference array's ends): with `1..=M` zeroed by the caller, a cleared counter.
+    pub(crate) fn clear_ends(&mut self) {
+        let m = self.inf() - 1;
+        self.n = 0;
+        self.point[0] = 0.0;
+        self.point[m + 1] = 0.0;
+        self.ramp[0] = 0.0;
+        self.ramp[m + 1..].fill(0.0);
     }
 
     /// Nonzero point masses `(index, count)` (the whole counter when every access had an

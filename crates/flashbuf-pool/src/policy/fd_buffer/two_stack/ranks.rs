@@ -1,35 +1,50 @@
 //! [`Ranks`]: a set of live *times* (`0..capacity`) that answers "how many live times
 //! are later than `t`" in a few word reads, the stack position of an entry stamped `t`.
 //!
-//! A bitmap of live times with two levels of counts: one per 64-time word and one per
-//! block of 64 words (4,096 times). Setting or clearing a time is `O(1)`; counting the
-//! later ones reads the rest of `t`'s word (a popcount), the counts of the later words of
-//! its block (at most 63 bytes) and the counts of the later blocks, and only up to the
-//! newest time handed out. The owner hands out times in increasing order and renumbers
-//! its entries when they run out ([`GroupStack`](super::GroupStack) compacts them to
-//! `0..len`, `O(capacity)` once per `capacity − len` new times).
+//! A bitmap of live times with two levels of counts: one byte per 64-time word and a
+//! `u16` per *block* of eight words (512 times). Setting or clearing a time is `O(1)`;
+//! counting the later ones reads the rest of `t`'s word (a popcount), the later word
+//! counts of its block (its eight bytes loaded as one `u64` and summed in-register) and
+//! the counts of the later blocks, only up to the newest time handed out. At 1,241 frames
+//! (4,968 times: ten blocks) a count reads at most eleven counters; with blocks of 64
+//! words it read up to 63 word counts (cachegrind, first million references of the
+//! TPC-C trace, clustered-cost variant: finding positions took 128 M instructions
+//! instead of 157 M, the stamped stacks 254 M instead of 283 M). The owner hands out times
+//! in increasing order and renumbers its entries when they run out
+//! ([`GroupStack`](super::GroupStack) compacts them to `0..len`, `O(capacity)` once per
+//! `capacity − len` new times).
 
 /// Times per word.
 const WORD: usize = 64;
-/// Words per block.
-const BLOCK: usize = 64;
+/// Words per block (the bytes of one `u64`).
+const BLOCK: usize = 8;
+
+/// The sum of the eight bytes of `x`, each at most 64 (at most 512).
+#[inline]
+fn byte_sum(x: u64) -> u32 {
+    const LOW: u64 = 0x00FF_00FF_00FF_00FF;
+    let pairs = (x & LOW) + ((x >> 8) & LOW);
+    (pairs.wrapping_mul(0x0001_0001_0001_0001) >> 48) as u32
+}
 
 /// Live times with their counts; see the module documentation.
 #[derive(Debug, Clone)]
 pub struct Ranks {
     words: Vec<u64>,
+    /// Live times per word (a whole number of blocks: the last one padded with zeros).
     word_count: Vec<u8>,
-    block_count: Vec<u32>,
+    block_count: Vec<u16>,
 }
 
 impl Ranks {
     /// An empty set of times `0..capacity` (rounded up to a multiple of 64).
     pub fn new(capacity: usize) -> Self {
         let words = capacity.div_ceil(WORD).max(1);
+        let blocks = words.div_ceil(BLOCK);
         Self {
             words: vec![0; words],
-            word_count: vec![0; words],
-            block_count: vec![0; words.div_ceil(BLOCK)],
+            word_count: vec![0; blocks * BLOCK],
+            block_count: vec![0; blocks],
         }
     }
 
@@ -65,22 +80,35 @@ impl Ranks {
         self.block_count[t / WORD / BLOCK] -= 1;
     }
 
+    /// The word counts of block `b` as one little-endian `u64` (byte `i`: word `8b + i`).
+    #[inline]
+    fn block_words(&self, b: usize) -> u64 {
+        let bytes = self.word_count.get(b * BLOCK..b * BLOCK + BLOCK);
+        bytes
+            .and_then(|s| <[u8; BLOCK]>::try_from(s).ok())
+            .map_or(0, u64::from_le_bytes)
+    }
+
     /// Live times later than `t`, counting only times below `end` (no time at or above
     /// `end` may be live). Returns the count and the counters read (the work).
     #[inline]
     pub fn count_later(&self, t: u32, end: u32) -> (u32, u32) {
         let t = t as usize;
-        let (w, b) = (t / WORD, t % WORD);
-        let mut n = (self.words[w] >> b >> 1).count_ones();
+        let (w, bit) = (t / WORD, t % WORD);
+        let mut n = (self.words[w] >> bit >> 1).count_ones();
         let last_word = (end as usize).saturating_sub(1) / WORD;
         let block = w / BLOCK;
-        let block_end = ((block + 1) * BLOCK).min(last_word + 1);
-        let later_words = self.word_count.get(w + 1..block_end).unwrap_or(&[]);
-        n += later_words.iter().map(|&c| u32::from(c)).sum::<u32>();
-        let last_block = last_word / BLOCK;
-        let later_blocks = self.block_count.get(block + 1..=last_block).unwrap_or(&[]);
-        n += later_blocks.iter().sum::<u32>();
-        (n, 1 + (later_words.len() + later_blocks.len()) as u32)
+        // Word counts of words w + 1 ..= min(last_word, the block's last word); the words
+        // past `last_word` hold no live time, so their counts (zero) may be summed too.
+        let mut work = 1;
+        if w % BLOCK + 1 < BLOCK && last_word > w {
+            n += byte_sum(self.block_words(block) >> (8 * (w % BLOCK + 1)));
+            work += 1;
+        }
+        let later = self.block_count.get(block + 1..=last_word / BLOCK);
+        let later = later.unwrap_or(&[]);
+        n += later.iter().map(|&c| u32::from(c)).sum::<u32>();
+        (n, work + later.len() as u32)
     }
 
     /// The first live time at or after `t`, below `end`.
@@ -109,26 +137,24 @@ impl Ranks {
             let bits = (n - w * WORD).min(WORD);
             self.words[w] = if bits == WORD { !0 } else { (1 << bits) - 1 };
             self.word_count[w] = bits as u8;
-            self.block_count[w / BLOCK] += bits as u32;
+            self.block_count[w / BLOCK] += bits as u16;
         }
     }
 
     /// Checks the counts against the bitmap; returns the number of live times.
     pub fn check(&self) -> Result<usize, String> {
-        let mut blocks = vec![0u32; self.block_count.len()];
-        for (w, &bits) in self.words.iter().enumerate() {
-            if bits.count_ones() != u32::from(self.word_count[w]) {
-                return Err(format!(
-                    "word {w}: count {} for {bits:#x}",
-                    self.word_count[w]
-                ));
+        let mut blocks = vec![0u16; self.block_count.len()];
+        for (w, &count) in self.word_count.iter().enumerate() {
+            let bits = self.words.get(w).copied().unwrap_or(0);
+            if bits.count_ones() != u32::from(count) {
+                return Err(format!("word {w}: count {count} for {bits:#x}"));
             }
-            blocks[w / BLOCK] += bits.count_ones();
+            blocks[w / BLOCK] += bits.count_ones() as u16;
         }
         if blocks != self.block_count {
             return Err("block counts disagree with the bitmap".into());
         }
-        Ok(blocks.iter().map(|&b| b as usize).sum())
+        Ok(blocks.iter().map(|&b| usize::from(b)).sum())
     }
 }
 
@@ -136,13 +162,14 @@ impl Ranks {
 mod tests {
     use super::*;
 
-    #[test]
-    fn counts_match_a_set_across_words_and_blocks() {
-        let mut r = Ranks::new(3 * WORD * BLOCK + 5);
+    /// Toggles `steps` random times of a set of `capacity` times, comparing every count
+    /// with a plain set's; returns the set and its model.
+    fn follow(capacity: usize, steps: u32) -> (Ranks, std::collections::BTreeSet<u32>) {
+        let mut r = Ranks::new(capacity);
         let mut live = std::collections::BTreeSet::new();
         let mut x = 99u64;
         let cap = r.capacity() as u32;
-        for _ in 0..20_000 {
+        for _ in 0..steps {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
             let t = ((x >> 33) % u64::from(cap)) as u32;
             if live.insert(t) {
@@ -159,9 +186,21 @@ mod tests {
             assert_eq!(r.first_from(q, cap), live.range(q..).next().copied());
         }
         assert_eq!(r.check().unwrap(), live.len());
-        r.reset_to_prefix(WORD * BLOCK + 3);
-        assert_eq!(r.check().unwrap(), WORD * BLOCK + 3);
-        assert_eq!(r.count_later(0, cap).0, (WORD * BLOCK + 2) as u32);
-        assert!(r.contains((WORD * BLOCK + 2) as u32) && !r.contains((WORD * BLOCK + 3) as u32));
+        (r, live)
+    }
+
+    #[test]
+    fn counts_match_a_set_across_words_and_blocks() {
+        // Dense words (counts up to 64 summed in a block), then sparse blocks.
+        follow(3 * WORD * BLOCK + 5, 20_000);
+        let (mut r, _) = follow(40 * WORD * BLOCK + 5, 20_000);
+        let cap = r.capacity() as u32;
+        let n = 20 * WORD * BLOCK + WORD + 3;
+        r.reset_to_prefix(n);
+        assert_eq!(r.check().unwrap(), n);
+        for q in [0, 1, 63, 64, 511, 512, 4_000, (n - 2) as u32] {
+            assert_eq!(r.count_later(q, cap).0, (n - 1) as u32 - q, "after {q}");
+        }
+        assert!(r.contains((n - 1) as u32) && !r.contains(n as u32));
     }
 }
