@@ -161,7 +161,7 @@
 //!   clustering: OLTP USB 10% (1.028×) and pgbench s20 USB 10% (1.006×).
 
 use super::calibration::{Calibrate, Calibration};
-use hashbrown::HashSet;
+use super::id_set::IdSet;
 
 /// The window's write stream and the `k(m)` curve computed from it.
 #[derive(Debug, Clone)]
@@ -174,8 +174,8 @@ pub struct ClusteredCost {
     writes: Vec<u64>,
     /// `k[m]` for `m` in `0..=P_w` (`k[0]` unused).
     k: Vec<f64>,
-    pages: HashSet<u64>,
-    clusters: HashSet<u64>,
+    pages: IdSet,
+    clusters: IdSet,
     /// `Some(M)` (`span=recent`): writes are kept across windows, back to `M` distinct
     /// pages; `None`: the window's only.
     span_pages: Option<usize>,
@@ -198,8 +198,8 @@ impl ClusteredCost {
             cluster_pages: cluster_pages.max(1),
             writes: Vec::new(),
             k: vec![1.0, 1.0],
-            pages: HashSet::new(),
-            clusters: HashSet::new(),
+            pages: IdSet::new(),
+            clusters: IdSet::new(),
             span_pages,
             cal: Calibration::new(Calibrate::None, cluster_pages),
         }
@@ -292,6 +292,13 @@ impl ClusteredCost {
     pub fn r_factor(&self, m_d: usize) -> f64 {
         let s = self.seq_ratio;
         s + (1.0 - s) / self.pages_per_cluster(m_d)
+    }
+
+    /// Bytes allocated: the kept writes, the curve and the walk's two sets.
+    pub fn bytes(&self) -> usize {
+        (self.writes.capacity() + self.k.capacity()) * 8
+            + self.pages.bytes()
+            + self.clusters.bytes()
     }
 
     /// Distinct pages the last window with writes wrote (`P_w`).

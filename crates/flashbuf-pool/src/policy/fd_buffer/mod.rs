@@ -113,6 +113,7 @@ pub mod calibration;
 pub mod cluster;
 pub mod clustered_cost;
 pub mod cost;
+pub mod id_set;
 pub mod naive;
 mod option_table;
 pub mod options;

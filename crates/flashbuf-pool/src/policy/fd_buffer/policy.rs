@@ -350,7 +350,8 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
 
     fn bytes_per_frame(&self) -> usize {
         // Orders, the frame states, the estimators (stacks, slots, ghosts, counters),
-        // clusters if on (links, slot, page, their share of the cluster map).
+        // clusters if on (links, slot, page, their share of the cluster map), the
+        // clustered-cost variant's kept writes and sets (their share per frame).
         self.clean.bytes_per_frame()
             + self.dirty.bytes_per_frame()
             + std::mem::size_of::<FrameState>()
@@ -360,6 +361,10 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
                 .clusters
                 .as_ref()
                 .map_or(0, |c| c.bytes_per_frame(self.m))
+            + self
+                .clustered_cost
+                .as_ref()
+                .map_or(0, |c| c.bytes() / self.m.max(1))
     }
 
     fn prepare_miss(&mut self, _pid: PageId, access: Access) {
