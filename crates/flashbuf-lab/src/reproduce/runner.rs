@@ -148,10 +148,7 @@ impl<'a> Runner<'a> {
         buffer: BufferSize,
         ropts: &RunConfig,
     ) -> Result<RunResult, LabError> {
-        let limit_refs = match (self.opts.limit_refs, ropts.limit_refs) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        let limit_refs = self.limit_with(ropts.limit_refs);
         let key = format!(
             "{}|{page_size}|{policy}|{store}|{device}|{buffer:?}|{:?}|{}|{:?}|{}|{limit_refs:?}",
             trace.display(),
@@ -221,9 +218,13 @@ impl<'a> Runner<'a> {
         Ok(r)
     }
 
-    /// The reproduction's `--limit`, if any.
-    pub(super) fn limit_refs(&self) -> Option<u64> {
-        self.opts.limit_refs
+    /// The references a run replays: the smaller of the reproduction's `--limit` and a
+    /// run's `own` limit, whichever are given.
+    pub(super) fn limit_with(&self, own: Option<u64>) -> Option<u64> {
+        match (self.opts.limit_refs, own) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Every run of `m` (one trace decoded once, runs on as many threads as the machine
@@ -236,10 +237,7 @@ impl<'a> Runner<'a> {
         }
         let mut m = m.clone();
         m.base.seed = self.opts.seed;
-        m.base.limit_refs = match (self.opts.limit_refs, m.base.limit_refs) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        m.base.limit_refs = self.limit_with(m.base.limit_refs);
         let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
         let trace = m
             .base

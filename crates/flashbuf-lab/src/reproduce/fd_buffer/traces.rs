@@ -189,7 +189,7 @@ fn cells(rn: &mut Runner<'_>) -> Result<Vec<Cell>, LabError> {
 /// The matrix's sections and verdicts: every cell, a summary per trace, a verdict per
 /// trace for the variant and one for FD-Buffer as published.
 pub(super) fn every_trace(rn: &mut Runner<'_>) -> Result<(Vec<Section>, Vec<Verdict>), LabError> {
-    let limit = rn.limit_refs().map_or(LIMIT_REFS, |l| l.min(LIMIT_REFS));
+    let limit = rn.limit_with(Some(LIMIT_REFS)).unwrap_or(LIMIT_REFS);
     let cells = cells(rn)?;
     let mut cols = vec!["trace", "device", "buffer", "frames"];
     cols.extend(POLICIES.iter().map(|(l, _)| *l));
