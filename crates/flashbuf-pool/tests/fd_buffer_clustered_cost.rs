@@ -36,6 +36,7 @@ fn the_variant_has_its_own_defaults_and_the_faithful_one_keeps_the_papers() {
     assert_eq!(VARIANT_GROUPS, 256);
     assert!(v.io_count, "the variant counts misses and write-backs");
     assert!(v.paid_moves, "the variant charges moves of M_c");
+    assert!(v.cusum_moves, "out of the savings since the last move");
     assert!(v.recent_span, "the variant reads k off the recent writes");
     assert_eq!(v.calibrate, VARIANT_CALIBRATE);
     assert_eq!(
@@ -66,13 +67,20 @@ fn the_variant_has_its_own_defaults_and_the_faithful_one_keeps_the_papers() {
             .unwrap()
             .paid_moves
     );
+    let v = spec("fd-buffer:cost=clustered,moves=paid").unwrap();
+    assert!(
+        v.paid_moves && !v.cusum_moves,
+        "paid out of one window's saving"
+    );
+    let f = spec("fd-buffer:count=io,moves=cusum").unwrap();
+    assert!(f.paid_moves && f.cusum_moves);
     let f = spec("fd-buffer").unwrap();
     assert_eq!(f.window, WindowSpec::Refs(5_000));
     assert_eq!(f.victim, ClusterVictim::Priority);
     assert_eq!(f.clustered_cost, None);
     assert_eq!(f.group, GroupSpec::Pages(64));
     assert!(!f.io_count, "the faithful policy keeps Eq. (3)");
-    assert!(!f.paid_moves);
+    assert!(!f.paid_moves && !f.cusum_moves);
     assert!(!f.recent_span);
     assert_eq!(f.calibrate, Calibrate::None);
     // The counted cost and the groups rule are options of the faithful policy too.
@@ -145,6 +153,7 @@ fn contradictions_are_refused_with_a_reason() {
         ),
         ("fd-buffer:count=exact", "count"),
         ("fd-buffer:moves=paid", "moves=paid needs count=io"),
+        ("fd-buffer:moves=cusum", "moves=cusum needs count=io"),
         ("fd-buffer:span=recent", "span needs cost=clustered"),
         (
             "fd-buffer:calibrate=drained",

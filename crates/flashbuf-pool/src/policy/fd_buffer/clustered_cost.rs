@@ -159,6 +159,11 @@
 //!   takes the paper's 5,000 rather than the sweep's best (10,000: one cell more, a
 //!   constant picked on the evaluated cells). Still lost with it, to CASA with drain
 //!   clustering: OLTP USB 10% (1.028×) and pgbench s20 USB 10% (1.006×).
+//! - **Moves paid out of the savings since the last move (`moves=cusum`, stop 26, the
+//!   default since; [`super::moves`]).** `moves=paid` made a raise of `M_c` pay for
+//!   itself within one window: on the USB stick (`R` = 515) a ratchet towards a small
+//!   clean pool. Summed since the last move: **44 wins of 45** (0.882–1.002×, geometric
+//!   mean 0.9580); the one cell left is OLTP USB 10% (606.4 s against CASA's 604.9).
 
 use super::calibration::{Calibrate, Calibration};
 use super::id_set::IdSet;

@@ -211,16 +211,9 @@ impl Curves {
         let m = self.m();
         let (inv_t, _) = self.inverses();
         let cost = |m_c: usize| {
-            let m_d = m - m_c;
-            let misses = (self.total as f64 - self.hits_c[m_c] - self.hits_d[m_d]).max(0.0);
-            let write_backs = (self.writes as f64 - self.hits_d_w[m_d]).max(0.0);
-            let r = r_at(m_d);
-            let moved = match from {
-                Some(f) if m_c > f => (m_c - f) as f64 * r,
-                Some(f) => (f - m_c) as f64,
-                None => 0.0,
-            };
-            (misses + write_backs * r + moved) * inv_t
+            let r = r_at(m - m_c);
+            let moved = from.map_or(0.0, |f| move_price(f, m_c, r));
+            (self.io_count_at(m_c, r) + moved) * inv_t
         };
         if m < 2 {
             return (m, cost(m));
@@ -233,6 +226,17 @@ impl Curves {
             }
         }
         best
+    }
+
+    /// The window's count at `M_c` (`M_d = M − M_c`) with a write-back priced at `r`:
+    /// misses (accesses hitting neither pool, at least 0) plus write-backs (writes
+    /// missing the dirty pool) times `r`, in reads. `M_c` must be in `0..=M`.
+    #[inline]
+    pub fn io_count_at(&self, m_c: usize, r: f64) -> f64 {
+        let m_d = self.m() - m_c;
+        let misses = (self.total as f64 - self.hits_c[m_c] - self.hits_d[m_d]).max(0.0);
+        let write_backs = (self.writes as f64 - self.hits_d_w[m_d]).max(0.0);
+        misses + write_backs * r
     }
 
     /// [`Self::best_m_c`] with an `R` that depends on the dirty pool's size: `r_at(M_d)`
@@ -263,6 +267,18 @@ impl Curves {
             }
         }
         best
+    }
+}
+
+/// The one-time price, in reads, of moving the clean pool's target from `from` to `m_c`:
+/// raising it by `Δ` writes `Δ` dirty pages back before their time (`Δ · r`, `r` the
+/// write-back price at the new `M_d`), lowering it drops `Δ` clean pages (`Δ` reads).
+#[inline]
+pub fn move_price(from: usize, m_c: usize, r: f64) -> f64 {
+    if m_c > from {
+        (m_c - from) as f64 * r
+    } else {
+        (from - m_c) as f64
     }
 }
 

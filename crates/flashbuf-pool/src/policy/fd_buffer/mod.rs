@@ -19,6 +19,8 @@
 //!   of a clustered write-back as a function of the dirty pool's size, misses and
 //!   write-backs counted per access instead of Eq. (3), moves of `M_c` charged, groups
 //!   from the buffer size — its measurements against CASA and the others;
+//! - [`moves`]: when the variant moves its split (`moves=cusum`: a move's price paid
+//!   by the savings summed since the last move);
 //! - [`calibration`]: the variant's `k(m)` scaled to the clusters the dirty pool really
 //!   drains (`calibrate=drained`);
 //! - [`naive`]: an `O(n)`-per-operation reference for differential tests.
@@ -114,6 +116,7 @@ pub mod cluster;
 pub mod clustered_cost;
 pub mod cost;
 pub mod id_set;
+pub mod moves;
 pub mod naive;
 mod option_table;
 pub mod options;

@@ -108,10 +108,11 @@ pub const OPTIONS: &[OptionSpec] = &[
     },
     OptionSpec {
         key: "moves",
-        kind: OptKind::Choice(&["free", "paid"]),
+        kind: OptKind::Choice(&["free", "paid", "cusum"]),
         default: None,
         help: "with count=io: paid charges the advisor for moving M_c (Δ write-backs to \
-               raise it, Δ reads to lower it) over one window; default free, paid with \
+               raise it, Δ reads to lower it), paid out of one window's saving; cusum: out \
+               of the savings summed since the last move; default free, cusum with \
                cost=clustered",
     },
     OptionSpec {

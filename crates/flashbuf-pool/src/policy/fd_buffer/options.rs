@@ -47,6 +47,10 @@ pub struct FdBufferOptions {
     /// With `io_count`: the advisor charges the move from the current `M_c`
     /// ([`super::cost::Curves::best_m_c_io_from`]; a variant; default false).
     pub paid_moves: bool,
+    /// With `paid_moves`: a move is paid out of the savings summed since the last move
+    /// ([`super::moves`], `moves=cusum`; a variant; default false) instead of one
+    /// window's.
+    pub cusum_moves: bool,
     /// With the clustered-cost variant: `k(m)` from the recent writes back to `M`
     /// distinct pages, across windows, instead of the last window's writes
     /// ([`super::clustered_cost`]).
@@ -74,6 +78,7 @@ impl Default for FdBufferOptions {
             clustered_cost: None,
             io_count: false,
             paid_moves: false,
+            cusum_moves: false,
             recent_span: false,
             calibrate: Calibrate::None,
             clock: None,
@@ -97,6 +102,7 @@ impl std::fmt::Debug for FdBufferOptions {
             .field("clustered_cost", &self.clustered_cost)
             .field("io_count", &self.io_count)
             .field("paid_moves", &self.paid_moves)
+            .field("cusum_moves", &self.cusum_moves)
             .field("recent_span", &self.recent_span)
             .field("calibrate", &self.calibrate)
             .field("clock", &self.clock.is_some())
@@ -184,6 +190,12 @@ impl FdBufferOptions {
     /// With `io_count`, moves of `M_c` charged to the advisor's cost.
     pub fn paid_moves(mut self, on: bool) -> Self {
         self.paid_moves = on;
+        self
+    }
+
+    /// With `paid_moves`, moves paid out of the savings summed since the last move.
+    pub fn cusum_moves(mut self, on: bool) -> Self {
+        self.cusum_moves = on;
         self
     }
 

@@ -6,6 +6,7 @@
 use super::cluster::Clusters;
 use super::clustered_cost::ClusteredCost;
 use super::cost::Curves;
+use super::moves::Savings;
 use super::two_stack::{TwoStack, ABSENT};
 use super::window::WindowStats;
 use super::{
@@ -54,6 +55,8 @@ pub struct FdBuffer<C: PoolOrder = LruOrder, D: PoolOrder = LruOrder> {
     pub(super) last_comp_ns: f64,
     pub(super) last_est: MissRates,
     pub(super) curves: Curves,
+    /// `moves=cusum`: each candidate split's savings since the last move.
+    pub(super) savings: Savings,
     pub(super) clusters: Option<Clusters>,
     /// The clustered-cost variant's model (`None`: Eq. (3) as printed).
     pub(super) clustered_cost: Option<ClusteredCost>,
@@ -141,6 +144,7 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
             last_comp_ns: 0.0,
             last_est: MissRates::default(),
             curves: Curves::default(),
+            savings: Savings::default(),
             clusters,
             batch: Vec::new(),
             next_access: None,
@@ -365,6 +369,7 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
                 .clustered_cost
                 .as_ref()
                 .map_or(0, |c| c.bytes() / self.m.max(1))
+            + self.savings.bytes() / self.m.max(1)
     }
 
     fn prepare_miss(&mut self, _pid: PageId, access: Access) {

@@ -18,8 +18,9 @@
 //! The clustered-cost variant (`cost=clustered`, not the paper's, `super::clustered_cost`)
 //! has its own defaults, each measured on five traces × three devices × three buffer
 //! sizes there: `victim=order`, `count=io` (misses and
-//! write-backs counted per access instead of Eq. (3)), `moves=paid` (a move of `M_c`
-//! charged its forced write-backs or dropped reads), `groups=256` (at most 256
+//! write-backs counted per access instead of Eq. (3)), `moves=cusum` (a move of `M_c`
+//! charged its forced write-backs or dropped reads, paid out of the savings summed since
+//! the last move, `super::moves`), `groups=256` (at most 256
 //! Two-Stack groups, `ceil(frames / 256)` pages each, [`VARIANT_GROUPS`]) and
 //! `span=recent` (`k` read off the recent writes back to as many distinct pages as the
 //! buffer has frames, across windows); `calibrate=drained` ([`VARIANT_CALIBRATE`]: `k` scaled each
@@ -100,8 +101,10 @@ pub struct FdBufferSpec {
     /// The advisor counts misses and write-backs per access (`count=io`) instead of
     /// Eq. (3).
     pub io_count: bool,
-    /// The advisor charges moves of `M_c` (`moves=paid`).
+    /// The advisor charges moves of `M_c` (`moves=paid` or `cusum`).
     pub paid_moves: bool,
+    /// Moves are paid out of the savings since the last move (`moves=cusum`).
+    pub cusum_moves: bool,
     /// The clustered-cost model reads `k` off the recent writes across windows
     /// (`span=recent`) instead of the last window's.
     pub recent_span: bool,
@@ -177,10 +180,12 @@ impl FdBufferSpec {
             Some(w) => w == "io",
             None => variant,
         };
-        let paid_moves = match o.word("moves") {
-            Some("paid") if !io_count => return Err(o.invalid("moves=paid needs count=io")),
-            Some(w) => w == "paid",
-            None => variant && io_count,
+        let (paid_moves, cusum_moves) = match o.word("moves") {
+            Some(w @ ("paid" | "cusum")) if !io_count => {
+                return Err(o.invalid(format!("moves={w} needs count=io")))
+            }
+            Some(w) => (w != "free", w == "cusum"),
+            None => (variant && io_count, variant && io_count),
         };
         let recent_span = match o.word("span") {
             Some(_) if clustered_cost.is_none() => {
@@ -209,6 +214,7 @@ impl FdBufferSpec {
                 _ => GroupSpec::Pages(o.usize("group").unwrap_or(64)),
             },
             paid_moves,
+            cusum_moves,
             io_count,
             r,
             present_conditions: o.bool("pr").unwrap_or(true),
@@ -238,6 +244,7 @@ impl FdBufferSpec {
             .group_size(self.group.pages(ctx.frames))
             .io_count(self.io_count)
             .paid_moves(self.paid_moves)
+            .cusum_moves(self.cusum_moves)
             .recent_span(self.recent_span)
             .calibrate(self.calibrate)
             .present_conditions(self.present_conditions)

@@ -87,12 +87,18 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
                     c.calibrate(cl.drained(), self.m - self.m_c);
                 }
                 let c = &*c;
-                if io {
+                if io && self.opts.cusum_moves {
+                    let r_at = |m_d| r * c.r_factor(m_d);
+                    (self.savings.choose(&self.curves, r_at, self.m_c), 0.0)
+                } else if io {
                     self.curves
                         .best_m_c_io_from(|m_d| r * c.r_factor(m_d), from)
                 } else {
                     self.curves.best_m_c_by(|m_d| r * c.r_factor(m_d))
                 }
+            }
+            None if io && self.opts.cusum_moves => {
+                (self.savings.choose(&self.curves, |_| r, self.m_c), 0.0)
             }
             None if io => self.curves.best_m_c_io_from(|_| r, from),
             None => self.curves.best_m_c(r),
