@@ -80,28 +80,27 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
         self.curves.fill_and_clear(self.est.counters_mut());
         let io = self.opts.io_count;
         let from = self.opts.paid_moves.then_some(self.m_c);
-        let (next, _cost) = match self.clustered_cost.as_mut() {
+        let next = match self.clustered_cost.as_mut() {
             Some(c) => {
                 c.close_window();
                 if let Some(cl) = self.clusters.as_ref() {
                     c.calibrate(cl.drained(), self.m - self.m_c);
                 }
                 let c = &*c;
+                let r_at = |m_d| r * c.r_factor(m_d);
                 if io && self.opts.cusum_moves {
-                    let r_at = |m_d| r * c.r_factor(m_d);
-                    (self.savings.choose(&self.curves, r_at, self.m_c), 0.0)
+                    self.savings.choose(&self.curves, r_at, self.m_c)
                 } else if io {
-                    self.curves
-                        .best_m_c_io_from(|m_d| r * c.r_factor(m_d), from)
+                    self.curves.best_m_c_io_from(r_at, from).0
                 } else {
-                    self.curves.best_m_c_by(|m_d| r * c.r_factor(m_d))
+                    self.curves.best_m_c_by(r_at).0
                 }
             }
             None if io && self.opts.cusum_moves => {
-                (self.savings.choose(&self.curves, |_| r, self.m_c), 0.0)
+                self.savings.choose(&self.curves, |_| r, self.m_c)
             }
-            None if io => self.curves.best_m_c_io_from(|_| r, from),
-            None => self.curves.best_m_c(r),
+            None if io => self.curves.best_m_c_io_from(|_| r, from).0,
+            None => self.curves.best_m_c(r).0,
         };
         let estimated = self.curves.rates(self.m_c);
         let mut work = 5 * self.m as u64;
