@@ -28,7 +28,8 @@
 //! `Δ` dirty pages out at once (write-backs a steady pool would have saved when they are
 //! written again), lowering it drops `Δ` clean pages that may be read again.
 //! [`Curves::best_m_c_io_from`] adds `Δ · R(M_d)` or `Δ` to the window's count, so a
-//! move must pay for itself within one window (`moves=paid`, the variant's default).
+//! move must pay for itself within one window (`moves=paid`; the variant's default,
+//! `moves=cusum`, pays it out of the savings since the last move, `super::moves`).
 //!
 //! Conventions where the paper is silent: a window without writes has `P_d^w = 0` (no
 //! dirty page would be evicted); an empty window leaves `M_c` unchanged (the caller does

@@ -95,7 +95,7 @@ pub const OPTIONS: &[OptionSpec] = &[
         help: "the advisor's cost model: Eq. (3) as printed, or clustered (a variant, not the \
                paper's: a dirty eviction costs R·(s + (1 − s)/k), k the pages per cluster a \
                dirty pool of that size holds; needs clustering; its defaults are \
-               victim=order, count=io, moves=paid, groups=256, span=recent and \
+               victim=order, count=io, moves=cusum, groups=256, span=recent and \
                calibrate=drained)",
     },
     OptionSpec {
