@@ -98,7 +98,7 @@ impl StampStack {
 
     /// The entry in `slot` (a slot returned by [`GroupStack::push_top`] and not removed
     /// since): its group-based distance and threshold.
-    #[inline]
+    #[inline(always)]
     pub(super) fn found(&mut self, slot: u32) -> Found {
         let e = self.entry[slot as usize];
         let (later, work) = self.ranks.count_later(e.stamp, self.now);
@@ -122,7 +122,7 @@ impl StampStack {
     }
 
     /// Stamps `slot` with a new time (the top); the old stamp, if any, must be cleared.
-    #[inline]
+    #[inline(always)]
     fn stamp_top(&mut self, slot: u32) {
         if self.now as usize == self.at.len() {
             self.renumber();
@@ -136,7 +136,7 @@ impl StampStack {
     }
 
     /// Clears the stamp of `slot`.
-    #[inline]
+    #[inline(always)]
     fn unstamp(&mut self, slot: u32) {
         let t = self.entry[slot as usize].stamp;
         self.ranks.remove(t);
