@@ -2,11 +2,10 @@
 //! with its last move to the top, positions counted on [`Ranks`]); see the module
 //! documentation of [`super::group_stack`].
 //!
-//! Finding, stamping and unstamping are inlined, and a move to the top skips the stores
-//! that unstamping and stamping overwrite (and leaves the old time's `at` entry stale:
-//! dead times are told by the ranks). The clustered-cost variant's first million TPC-C
-//! references at 1,241 frames: 1,300 M -> 1,284 M instructions, 12.82 M -> 12.61 M L1
-//! data misses (cachegrind); the same counts.
+//! Finding, stamping and unstamping are inlined, and a move to the top leaves the old
+//! time's `at` entry stale (dead times are told by the ranks). The clustered-cost
+//! variant's first million TPC-C references at 1,241 frames: 1,300 M -> 1,271 M
+//! instructions, 12.82 M -> 12.57 M L1 data misses (cachegrind); the same counts.
 
 use super::group_stack::{Dropped, Found, NIL};
 use super::ranks::Ranks;
@@ -170,9 +169,8 @@ impl StampStack {
     }
 
     /// Moves entry `slot` to the top (distance 1): [`Self::unstamp`] then
-    /// [`Self::stamp_top`] without their stores that the other overwrites (the slot's
-    /// stamp) and without marking the old time dead in `at` (dead times are told by the
-    /// ranks; `at` is read at live times only).
+    /// [`Self::stamp_top`], without marking the old time dead in `at` (dead times are
+    /// told by the ranks; `at` is read at live times only).
     #[inline(always)]
     pub(super) fn move_to_top(&mut self, slot: u32) {
         let old = self.entry[slot as usize].stamp;
@@ -180,17 +178,9 @@ impl StampStack {
             return;
         }
         self.ranks.remove(old);
-        if self.now as usize == self.at.len() {
-            // The slot is unstamped while the live ones are renumbered.
-            self.entry[slot as usize].stamp = NIL;
-            self.renumber();
-        }
-        let t = self.now;
-        self.now += 1;
-        self.entry[slot as usize].stamp = t;
-        self.at[t as usize] = slot;
-        self.ranks.insert(t);
-        self.work += 2;
+        self.entry[slot as usize].stamp = NIL;
+        self.work += 1;
+        self.stamp_top(slot);
     }
 
     /// Pushes `page` (not in the stack) on top with threshold `theta`; drops the bottom
