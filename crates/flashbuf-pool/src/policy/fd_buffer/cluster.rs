@@ -182,7 +182,7 @@ impl Clusters {
     pub fn enter(&mut self, f: FrameId, pid: u64) {
         let fi = f.index();
         debug_assert_eq!(self.slot_of[fi], NIL, "{f} already clustered");
-        let no = pid / self.cluster_pages;
+        let no = super::cluster_of(pid, self.cluster_pages);
         let slot = match self.map.get(no) {
             Some(s) => s,
             None => {

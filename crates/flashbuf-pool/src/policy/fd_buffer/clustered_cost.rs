@@ -264,7 +264,8 @@ impl ClusteredCost {
                 break;
             }
             if self.pages.insert(p) {
-                self.clusters.insert(p / self.cluster_pages);
+                self.clusters
+                    .insert(super::cluster_of(p, self.cluster_pages));
                 self.k
                     .push(self.pages.len() as f64 / self.clusters.len() as f64);
             }

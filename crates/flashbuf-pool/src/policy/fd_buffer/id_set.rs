@@ -5,6 +5,9 @@
 //! dense page and cluster numbers a database (and a replay's address map) produces: the
 //! hash set's inserts were 3.7 % of a no-bytes replay of the variant once its windows went
 //! back to the paper's 5,000 references (four times as many walks; measured with `perf`).
+//! `insert` is inlined into the walk, and the walk finds a page's cluster with a shift
+//! (`super::cluster_of`) where it divided: the variant's first million TPC-C references
+//! at 1,241 frames take 1,300 M instructions instead of 1,317 M (cachegrind).
 
 use hashbrown::HashSet;
 
@@ -29,7 +32,7 @@ impl IdSet {
     }
 
     /// Adds `id`; whether it was absent.
-    #[inline]
+    #[inline(always)]
     pub fn insert(&mut self, id: u64) -> bool {
         let added = if id < BITS_MAX_ID {
             let w = (id / 64) as usize;

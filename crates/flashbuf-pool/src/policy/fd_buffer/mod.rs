@@ -153,3 +153,27 @@ fn initial_m_c(m: usize, ratio: f64) -> usize {
     }
     ((m as f64 * ratio).round() as usize).clamp(1, m - 1)
 }
+
+/// `page / cluster_pages` (`cluster_pages ≥ 1`): a shift for the usual power of two, where
+/// the 64-bit division took tens of cycles per dirty page entering a cluster and per
+/// distinct page of the clustered-cost variant's walk.
+#[inline(always)]
+pub(crate) fn cluster_of(page: u64, cluster_pages: u64) -> u64 {
+    if cluster_pages.is_power_of_two() {
+        page >> cluster_pages.trailing_zeros()
+    } else {
+        page / cluster_pages
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn cluster_of_divides() {
+        for cp in [1u64, 2, 3, 7, 64, 100, 128, 1 << 20] {
+            for p in [0u64, 1, 63, 64, 65, 127, 12_345_678, u64::MAX] {
+                assert_eq!(super::cluster_of(p, cp), p / cp, "{p} / {cp}");
+            }
+        }
+    }
+}

@@ -1,5 +1,10 @@
 //! The victim cluster's choice (CFDC's priority, Formula 1): the live clusters' priority
 //! inputs and the scan over them; see the module documentation of [`super`].
+//!
+//! The scan reads each block as arrays of four (`as_chunks`) where it took checked
+//! four-element slices: the same lanes in the same order, loaded without shuffles;
+//! FD-Buffer's first million TPC-C references at 1,241 frames: 78 M -> 70.5 M
+//! instructions in the victim choice, 1,302 M -> 1,295 M in all (cachegrind).
 
 use super::{Cluster, Clusters, NIL};
 
@@ -43,9 +48,8 @@ fn max_inverse_priority(t: &[f64], r: &[f64], g: f64, block_max: &mut Vec<f64>) 
     let mut top = 0.0f64;
     for (tb, rb) in t.chunks(BLOCK).zip(r.chunks(BLOCK)) {
         let mut m = [0.0f64; 4];
-        let (tc, rc) = (tb.chunks_exact(4), rb.chunks_exact(4));
-        let (tr, rr) = (tc.remainder(), rc.remainder());
-        for (t4, r4) in tc.zip(rc) {
+        let ((tc, tr), (rc, rr)) = (tb.as_chunks::<4>(), rb.as_chunks::<4>());
+        for (t4, r4) in tc.iter().zip(rc) {
             for k in 0..4 {
                 m[k] = larger((g - t4[k]) * r4[k], m[k]);
             }

@@ -215,7 +215,7 @@ impl TwoStack {
     /// `frame`'s, from [`TwoStack::admit_in`]. Returns the frame whose slot in stack
     /// `which` (0 = CLRU, 1 = DLRU) the access dropped off the bottom, if any: the owner
     /// sets it to `NIL`.
-    #[inline]
+    #[inline(always)]
     pub fn access_in(
         &mut self,
         slots: &mut Slots,

@@ -13,6 +13,13 @@
 //! in increasing order and renumbers its entries when they run out
 //! ([`GroupStack`](super::GroupStack) compacts them to `0..len`, `O(capacity)` once per
 //! `capacity − len` new times).
+//!
+//! The eight word counts of a block are kept as the bytes of one `u64` (they were a byte
+//! slice, read through a checked eight-byte sub-slice), and the count, insert and remove
+//! are inlined into the stamped stack: with the stamped stack's own entry points inlined
+//! too, the clustered-cost variant's first million TPC-C references at 1,241 frames
+//! take 1,317 M instructions instead of 1,355 M (cachegrind, whole replay), the same
+//! counts.
 
 /// Times per word.
 const WORD: usize = 64;
@@ -31,8 +38,10 @@ fn byte_sum(x: u64) -> u32 {
 #[derive(Debug, Clone)]
 pub struct Ranks {
     words: Vec<u64>,
-    /// Live times per word (a whole number of blocks: the last one padded with zeros).
-    word_count: Vec<u8>,
+    /// Live times per word, the eight words of a block as the bytes of one `u64` (byte
+    /// `i` of `word_count[b]`: word `8b + i`): a count reads them with one load, and a
+    /// word's count changes by adding `1 << 8i` (a count is at most 64, no carry).
+    word_count: Vec<u64>,
     block_count: Vec<u16>,
 }
 
@@ -43,7 +52,7 @@ impl Ranks {
         let blocks = words.div_ceil(BLOCK);
         Self {
             words: vec![0; words],
-            word_count: vec![0; blocks * BLOCK],
+            word_count: vec![0; blocks],
             block_count: vec![0; blocks],
         }
     }
@@ -61,37 +70,34 @@ impl Ranks {
     }
 
     /// Makes time `t` (not live) live.
-    #[inline]
+    #[inline(always)]
     pub fn insert(&mut self, t: u32) {
         let t = t as usize;
         debug_assert!(!self.contains(t as u32), "time {t} live twice");
         self.words[t / WORD] |= 1 << (t % WORD);
-        self.word_count[t / WORD] += 1;
+        self.word_count[t / WORD / BLOCK] += 1 << (8 * (t / WORD % BLOCK));
         self.block_count[t / WORD / BLOCK] += 1;
     }
 
     /// Makes time `t` (live) dead.
-    #[inline]
+    #[inline(always)]
     pub fn remove(&mut self, t: u32) {
         let t = t as usize;
         debug_assert!(self.contains(t as u32), "time {t} not live");
         self.words[t / WORD] &= !(1 << (t % WORD));
-        self.word_count[t / WORD] -= 1;
+        self.word_count[t / WORD / BLOCK] -= 1 << (8 * (t / WORD % BLOCK));
         self.block_count[t / WORD / BLOCK] -= 1;
     }
 
-    /// The word counts of block `b` as one little-endian `u64` (byte `i`: word `8b + i`).
-    #[inline]
+    /// The word counts of block `b` (byte `i`: word `8b + i`).
+    #[inline(always)]
     fn block_words(&self, b: usize) -> u64 {
-        let bytes = self.word_count.get(b * BLOCK..b * BLOCK + BLOCK);
-        bytes
-            .and_then(|s| <[u8; BLOCK]>::try_from(s).ok())
-            .map_or(0, u64::from_le_bytes)
+        self.word_count.get(b).copied().unwrap_or(0)
     }
 
     /// Live times later than `t`, counting only times below `end` (no time at or above
     /// `end` may be live). Returns the count and the counters read (the work).
-    #[inline]
+    #[inline(always)]
     pub fn count_later(&self, t: u32, end: u32) -> (u32, u32) {
         let t = t as usize;
         let (w, bit) = (t / WORD, t % WORD);
@@ -136,7 +142,7 @@ impl Ranks {
         for w in 0..n.div_ceil(WORD) {
             let bits = (n - w * WORD).min(WORD);
             self.words[w] = if bits == WORD { !0 } else { (1 << bits) - 1 };
-            self.word_count[w] = bits as u8;
+            self.word_count[w / BLOCK] |= (bits as u64) << (8 * (w % BLOCK));
             self.block_count[w / BLOCK] += bits as u16;
         }
     }
@@ -144,9 +150,10 @@ impl Ranks {
     /// Checks the counts against the bitmap; returns the number of live times.
     pub fn check(&self) -> Result<usize, String> {
         let mut blocks = vec![0u16; self.block_count.len()];
-        for (w, &count) in self.word_count.iter().enumerate() {
+        for w in 0..self.block_count.len() * BLOCK {
+            let count = self.block_words(w / BLOCK) >> (8 * (w % BLOCK)) & 0xFF;
             let bits = self.words.get(w).copied().unwrap_or(0);
-            if bits.count_ones() != u32::from(count) {
+            if u64::from(bits.count_ones()) != count {
                 return Err(format!("word {w}: count {count} for {bits:#x}"));
             }
             blocks[w / BLOCK] += bits.count_ones() as u16;

@@ -1,6 +1,11 @@
 //! [`StampStack`]: the stamped representation of a group-based stack (every entry stamped
 //! with its last move to the top, positions counted on [`Ranks`]); see the module
 //! documentation of [`super::group_stack`].
+//!
+//! Finding, stamping and unstamping are inlined, and a move to the top leaves the old
+//! time's `at` entry stale (dead times are told by the ranks). The clustered-cost
+//! variant's first million TPC-C references at 1,241 frames: 1,300 M -> 1,271 M
+//! instructions, 12.82 M -> 12.57 M L1 data misses (cachegrind); the same counts.
 
 use super::group_stack::{Dropped, Found, NIL};
 use super::ranks::Ranks;
@@ -18,7 +23,7 @@ pub(super) struct StampStack {
     /// The stamp (last move to the top, `NIL` if free) and threshold of each slot, side by
     /// side: an access reads both.
     entry: Vec<Entry>,
-    /// The slot stamped with each time (`NIL`: dead time).
+    /// The slot stamped with each live time (`NIL` or stale at a dead time).
     at: Vec<u32>,
     /// Live stamps.
     ranks: Ranks,
@@ -98,7 +103,7 @@ impl StampStack {
 
     /// The entry in `slot` (a slot returned by [`GroupStack::push_top`] and not removed
     /// since): its group-based distance and threshold.
-    #[inline]
+    #[inline(always)]
     pub(super) fn found(&mut self, slot: u32) -> Found {
         let e = self.entry[slot as usize];
         let (later, work) = self.ranks.count_later(e.stamp, self.now);
@@ -122,7 +127,7 @@ impl StampStack {
     }
 
     /// Stamps `slot` with a new time (the top); the old stamp, if any, must be cleared.
-    #[inline]
+    #[inline(always)]
     fn stamp_top(&mut self, slot: u32) {
         if self.now as usize == self.at.len() {
             self.renumber();
@@ -136,7 +141,7 @@ impl StampStack {
     }
 
     /// Clears the stamp of `slot`.
-    #[inline]
+    #[inline(always)]
     fn unstamp(&mut self, slot: u32) {
         let t = self.entry[slot as usize].stamp;
         self.ranks.remove(t);
@@ -163,13 +168,18 @@ impl StampStack {
         self.oldest = 0;
     }
 
-    /// Moves entry `slot` to the top (distance 1).
-    #[inline]
+    /// Moves entry `slot` to the top (distance 1): [`Self::unstamp`] then
+    /// [`Self::stamp_top`], without marking the old time dead in `at` (dead times are
+    /// told by the ranks; `at` is read at live times only).
+    #[inline(always)]
     pub(super) fn move_to_top(&mut self, slot: u32) {
-        if self.entry[slot as usize].stamp + 1 == self.now {
+        let old = self.entry[slot as usize].stamp;
+        if old + 1 == self.now {
             return;
         }
-        self.unstamp(slot);
+        self.ranks.remove(old);
+        self.entry[slot as usize].stamp = NIL;
+        self.work += 1;
         self.stamp_top(slot);
     }
 
@@ -220,8 +230,8 @@ impl StampStack {
     pub(super) fn walk(&self) -> Vec<(u64, u32, u32)> {
         (self.oldest..self.now)
             .rev()
+            .filter(|&t| self.ranks.contains(t))
             .map(|t| self.at[t as usize])
-            .filter(|&s| s != NIL)
             .map(|s| (self.page[s as usize], s, self.entry[s as usize].theta))
             .collect()
     }
