@@ -212,9 +212,9 @@ impl<S: PageStore> BufferPool<S> {
             g.poison("write-back of an evicted page", e);
         }
         if let Ok(n) = *result {
-            self.io.page_writes.fetch_add(n, Relaxed);
+            g.stats.page_writes += n;
             if !members.is_empty() {
-                self.io.write_batches.fetch_add(1, Relaxed);
+                g.stats.write_batches += 1;
             }
             if let Some(dt) = dt_us {
                 g.policy.observe_io(IoKind::Write, dt / n.max(1) as f64);

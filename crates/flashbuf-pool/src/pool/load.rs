@@ -45,12 +45,21 @@ impl<S: PageStore> BufferPool<S> {
         }
 
         let t0 = observe.then(|| self.store.device_stats().device_time_us);
-        if let Err(e) = self.read_into(f, pid, write) {
-            self.abandon(f, pid, write, None);
-            if poisons(&e) {
-                self.poison(&format!("read of {pid}"), &e);
+        match self.read_into(f, pid, write) {
+            Ok(outcome) => {
+                // Outside the pool lock: the shared counters.
+                self.io.page_reads.fetch_add(1, Relaxed);
+                if outcome == ReadOutcome::Unwritten {
+                    self.io.unwritten_reads.fetch_add(1, Relaxed);
+                }
             }
-            return Err(e.into());
+            Err(e) => {
+                self.abandon(f, pid, write, None);
+                if poisons(&e) {
+                    self.poison(&format!("read of {pid}"), &e);
+                }
+                return Err(e.into());
+            }
         }
         if let Some(t0) = t0 {
             let dt = self.store.device_stats().device_time_us - t0;
@@ -94,12 +103,19 @@ impl<S: PageStore> BufferPool<S> {
         let t0 = g
             .observe_io
             .then(|| self.store.device_stats().device_time_us);
-        if let Err(e) = self.read_into(f, pid, write) {
-            self.abandon_locked(g, f, pid, None);
-            if poisons(&e) {
-                g.poison(&format!("read of {pid}"), &e);
+        match self.read_into(f, pid, write) {
+            Ok(outcome) => {
+                // Under the pool lock: its counters, no atomics.
+                g.stats.page_reads += 1;
+                g.stats.unwritten_reads += u64::from(outcome == ReadOutcome::Unwritten);
             }
-            return Err(e.into());
+            Err(e) => {
+                self.abandon_locked(g, f, pid, None);
+                if poisons(&e) {
+                    g.poison(&format!("read of {pid}"), &e);
+                }
+                return Err(e.into());
+            }
         }
         if let Some(t0) = t0 {
             let dt = self.store.device_stats().device_time_us - t0;
@@ -128,8 +144,8 @@ impl<S: PageStore> BufferPool<S> {
     }
 
     /// Reads `pid` into frame `f` (latched exclusively by the caller) and makes it valid
-    /// (and dirty for a write).
-    fn read_into(&self, f: FrameId, pid: PageId, write: bool) -> Result<(), StoreError> {
+    /// (and dirty for a write); the caller counts the read.
+    fn read_into(&self, f: FrameId, pid: PageId, write: bool) -> Result<ReadOutcome, StoreError> {
         let fr = &self.frames[f.index()];
         // SAFETY: the caller latched the frame exclusively (`take_frame`).
         let buf = unsafe { self.arena.page_mut(f) };
@@ -145,11 +161,7 @@ impl<S: PageStore> BufferPool<S> {
         }
         fr.flags
             .store(VALID | if write { DIRTY } else { 0 }, Release);
-        self.io.page_reads.fetch_add(1, Relaxed);
-        if outcome == ReadOutcome::Unwritten {
-            self.io.unwritten_reads.fetch_add(1, Relaxed);
-        }
-        Ok(())
+        Ok(outcome)
     }
 
     /// Gives back a frame whose load failed: out of the table and the policy, onto the free
@@ -172,7 +184,7 @@ impl<S: PageStore> BufferPool<S> {
     /// Under the pool lock: a failed load's frame out of the table and the policy, onto
     /// the free list; the write-back of `old_dirty` (if any) no longer in flight.
     fn forget_frame(&self, g: &mut Inner, f: FrameId, pid: PageId, old_dirty: Option<PageId>) {
-        self.io.failed_loads.fetch_add(1, Relaxed);
+        g.stats.failed_loads += 1;
         self.table_remove(g, pid, f);
         g.policy.on_remove(f);
         self.frames[f.index()].flags.store(0, Release);
