@@ -43,9 +43,19 @@ struct State {
     chunks: Vec<Option<Box<[u8]>>>,
     /// Heads of metadata-only writes ([`crate::heads`]).
     heads: Heads,
+    /// Write requests and their bytes, counted under the write lock (no atomics); reads,
+    /// made under the shared lock, are counted in `MemDevice::counters`.
+    writes: u64,
+    written_bytes: u64,
 }
 
 impl State {
+    #[inline]
+    fn count_write(&mut self, bytes: usize) {
+        self.writes += 1;
+        self.written_bytes += bytes as u64;
+    }
+
     fn read(&self, offset: u64, buf: &mut [u8]) {
         self.read_chunks(offset, buf);
         self.heads.overlay(offset, buf);
@@ -192,7 +202,7 @@ impl Device for MemDevice {
         let mut s = self.state.write();
         check_range(IoOp::Write, offset, buf.len(), s.len)?;
         s.write(offset, buf);
-        self.counters.write(buf.len());
+        s.count_write(buf.len());
         Ok(())
     }
 
@@ -203,7 +213,7 @@ impl Device for MemDevice {
         }
         for op in ops {
             s.write(op.offset, op.data);
-            self.counters.write(op.data.len());
+            s.count_write(op.data.len());
         }
         Ok(())
     }
@@ -229,7 +239,7 @@ impl Device for MemDevice {
         }
         for op in ops {
             s.write_head(op.offset, op.len, op.head);
-            self.counters.write(op.len);
+            s.count_write(op.len);
         }
         Ok(())
     }
@@ -262,7 +272,12 @@ impl Device for MemDevice {
     }
 
     fn stats(&self) -> DeviceStats {
-        self.counters.snapshot()
+        let s = self.state.read();
+        DeviceStats {
+            writes: s.writes,
+            written_bytes: s.written_bytes,
+            ..self.counters.snapshot()
+        }
     }
 
     fn describe(&self) -> String {
