@@ -29,7 +29,7 @@ impl<S: PageStore> BufferPool<S> {
         access: Access,
     ) -> Result<FrameId, PoolError> {
         let write = access.is_write();
-        let taken = self.start_load(&mut g, pid, access)?;
+        let taken = self.start_load(&mut g, pid, access, true)?;
         let f = taken.frame;
         let observe = g.observe_io;
         // The batch members leave `Inner::batch` now: the next miss refills it.
@@ -82,7 +82,8 @@ impl<S: PageStore> BufferPool<S> {
         access: Access,
     ) -> Result<FrameId, PoolError> {
         let write = access.is_write();
-        let taken = self.start_load(g, pid, access)?;
+        // The pool lock is held until the frame is given back: no latch (`Frame::claim`).
+        let taken = self.start_load(g, pid, access, false)?;
         let f = taken.frame;
         if taken.old_dirty.is_some() || !g.batch.is_empty() {
             // The member list leaves `g` for the write and comes back (no allocation).
@@ -127,10 +128,17 @@ impl<S: PageStore> BufferPool<S> {
 
     /// Under the pool lock: the policy's victim (or a free frame) for `pid`, counted as a
     /// miss, installed in the table and the policy; the frame pinned once and latched
-    /// exclusively, not yet valid.
-    fn start_load(&self, g: &mut Inner, pid: PageId, access: Access) -> Result<Taken, PoolError> {
+    /// exclusively (without `latch`, claimed for a caller that keeps the pool lock), not
+    /// yet valid.
+    fn start_load(
+        &self,
+        g: &mut Inner,
+        pid: PageId,
+        access: Access,
+        latch: bool,
+    ) -> Result<Taken, PoolError> {
         g.policy.prepare_miss(pid, access);
-        let taken = self.take_frame(g)?;
+        let taken = self.take_frame(g, latch)?;
         g.stats.misses += 1;
         let f = taken.frame;
         let fr = &self.frames[f.index()];
@@ -143,14 +151,16 @@ impl<S: PageStore> BufferPool<S> {
         Ok(taken)
     }
 
-    /// Reads `pid` into frame `f` (latched exclusively by the caller) and makes it valid
+    /// Reads `pid` into frame `f` (latched exclusively by the caller, or claimed under the
+    /// pool lock) and makes it valid
     /// (and dirty for a write); the caller counts the read.
     fn read_into(&self, f: FrameId, pid: PageId, write: bool) -> Result<ReadOutcome, StoreError> {
         let fr = &self.frames[f.index()];
-        // SAFETY: the caller latched the frame exclusively (`take_frame`).
+        // SAFETY: the caller latched the frame exclusively or claimed it under the pool lock
+        // (`take_frame`): nobody else touches it.
         let buf = unsafe { self.arena.page_mut(f) };
         let outcome = self.store.read_page(pid, buf)?;
-        // SAFETY: exclusive latch held.
+        // SAFETY: as above.
         let dirty = unsafe { fr.dirty_mut() };
         if outcome == ReadOutcome::Unwritten {
             page::init_fresh(buf, pid);
@@ -195,15 +205,13 @@ impl<S: PageStore> BufferPool<S> {
         }
     }
 
-    /// Under the pool lock held since `start_load`: drops the pin and the exclusive latch
-    /// `start_load` took. No other thread saw the pin (pins are taken under the lock), so
-    /// plain stores suffice for the counts.
+    /// Under the pool lock held since `start_load`: drops the pin `start_load` took (the
+    /// frame was claimed without its latch). No other thread saw the pin (pins are taken
+    /// under the lock), so plain stores suffice for the counts.
     fn release_locked(&self, f: FrameId) {
         let fr = &self.frames[f.index()];
         fr.writers.store(0, Relaxed);
         fr.pins.store(0, Relaxed);
-        // SAFETY: latched exclusively by this thread since take_frame.
-        unsafe { fr.unlock(true) };
     }
 }
 
