@@ -111,6 +111,7 @@ impl DirtyRanges {
     ///
     /// # Panics
     /// In debug builds, if the range ends beyond 64 KiB.
+    #[inline]
     pub fn add(&mut self, start: usize, len: usize) {
         if len == 0 {
             return;
@@ -120,10 +121,20 @@ impl DirtyRanges {
             last <= u16::MAX as usize,
             "range {start}+{len} beyond 64 KiB"
         );
-        let (mut lo, mut hi) = (start.min(65535) as u16, last.min(65535) as u16);
+        let (lo, hi) = (start.min(65535) as u16, last.min(65535) as u16);
+        // Already covered by the first range (the common case of a page written again and
+        // again, and of a whole-page mark): nothing changes, no call.
+        let (a, b) = self.bounds[0];
+        if self.len > 0 && a <= lo && hi <= b {
+            return;
+        }
+        self.add_bounds(lo, hi);
+    }
+
+    /// `add` of the inclusive range `lo..=hi` past the first range's check.
+    fn add_bounds(&mut self, mut lo: u16, mut hi: u16) {
         let n = self.len as usize;
-        // Already covered by one range (the common case of a page written again and again,
-        // and of a whole-page mark): nothing changes.
+        // Already covered by one range: nothing changes.
         if self.bounds[..n].iter().any(|&(a, b)| a <= lo && hi <= b) {
             return;
         }

@@ -85,6 +85,19 @@ impl Frame {
         self.latch.try_lock_exclusive().is_some()
     }
 
+    /// `try_lock_exclusive` when `latch`; otherwise only whether it would succeed (the
+    /// latch is free), for a caller that holds the pool lock on an unpinned frame all the
+    /// while it uses the frame: nobody can take the latch meanwhile (it takes a pin under
+    /// the pool lock first), so the caller has exclusive access without it.
+    #[inline]
+    pub(crate) fn claim(&self, latch: bool) -> bool {
+        if latch {
+            self.try_lock_exclusive()
+        } else {
+            !self.latch.is_locked()
+        }
+    }
+
     /// # Safety
     /// The caller holds the latch exclusively.
     #[inline]

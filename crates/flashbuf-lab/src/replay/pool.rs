@@ -222,21 +222,15 @@ fn access_all<S: PageStore>(
         };
         (r.page, access)
     };
-    let page_size = writes.page_size;
-    let result = pool.access_many(refs.len(), key, |i, page| {
-        let pid = refs[i].page;
-        writes.advance(refs[i].op, pid, page_size);
-        latency.tick();
-        match page {
-            PageAccess::Read(data) => oracle.check(pid, data),
-            PageAccess::Write(mut w) => {
-                oracle.check(pid, w.data());
-                writes.change(&mut w);
-                let s = oracle.bump(pid);
-                w.write(0, &s);
-            }
-        }
-    });
+    let result = if writes.source.is_none() {
+        // Whole-page writes (no range source): nothing to take per reference.
+        pool.access_many(refs.len(), key, |i, page| {
+            latency.tick();
+            check_and_stamp(oracle, refs[i].page, page, |w| w.touch_all());
+        })
+    } else {
+        access_ranges(pool, refs, key, oracle, latency, writes)
+    };
     if let Some(e) = writes.error.take() {
         return Err(e);
     }
@@ -244,6 +238,44 @@ fn access_all<S: PageStore>(
         Ok(()) => Ok(()),
         Err((_, e)) => Err(corrupt_or(e, oracle)),
     }
+}
+
+/// The oracle's work for one reference to `pid`: check the stamp; for a write, `change`
+/// the page as the model says, then stamp it anew.
+#[inline(always)]
+fn check_and_stamp(
+    oracle: &mut Oracle,
+    pid: PageId,
+    page: PageAccess<'_>,
+    change: impl FnOnce(&mut PageWriter<'_>),
+) {
+    match page {
+        PageAccess::Read(data) => oracle.check(pid, data),
+        PageAccess::Write(mut w) => {
+            oracle.check(pid, w.data());
+            change(&mut w);
+            let s = oracle.bump(pid);
+            w.write(0, &s);
+        }
+    }
+}
+
+/// `access_all` with the ranges of a source applied to every write.
+fn access_ranges<S: PageStore>(
+    pool: &BufferPool<S>,
+    refs: &[PageRef],
+    key: impl FnMut(usize) -> (PageId, Access),
+    oracle: &mut Oracle,
+    latency: &mut Latency,
+    writes: &mut PoolWrites<'_>,
+) -> Result<(), (usize, PoolError)> {
+    let page_size = writes.page_size;
+    pool.access_many(refs.len(), key, |i, page| {
+        let pid = refs[i].page;
+        writes.advance(refs[i].op, pid, page_size);
+        latency.tick();
+        check_and_stamp(oracle, pid, page, |w| writes.change(w));
+    })
 }
 
 fn corrupt_or(e: PoolError, oracle: &mut Oracle) -> LabError {

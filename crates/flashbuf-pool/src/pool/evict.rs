@@ -13,9 +13,11 @@ use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
 impl<S: PageStore> BufferPool<S> {
     /// Under the pool lock: a free frame, or the policy's victim (removed from the table
-    /// and the policy). The frame comes back latched exclusively. Batch members chosen by
-    /// the policy are left in `g.batch`, each pinned and latched exclusively.
-    pub(super) fn take_frame(&self, g: &mut Inner) -> Result<Taken, PoolError> {
+    /// and the policy). The frame comes back latched exclusively (with `latch`; without,
+    /// its latch free, for a caller that keeps the pool lock while it uses the frame, see
+    /// `Frame::claim`). Batch members chosen by the policy are left in `g.batch`, each
+    /// pinned and latched exclusively.
+    pub(super) fn take_frame(&self, g: &mut Inner, latch: bool) -> Result<Taken, PoolError> {
         g.batch.clear();
         // A frame whose load failed may still carry the pin of a thread about to retry;
         // take a free frame nobody pins.
@@ -25,7 +27,7 @@ impl<S: PageStore> BufferPool<S> {
             .rposition(|f| self.frames[f.index()].pins.load(Acquire) == 0)
         {
             let f = g.free.swap_remove(i);
-            if self.frames[f.index()].try_lock_exclusive() {
+            if self.frames[f.index()].claim(latch) {
                 return Ok(Taken {
                     frame: f,
                     old_dirty: None,
@@ -59,7 +61,7 @@ impl<S: PageStore> BufferPool<S> {
             });
         }
         let fr = &self.frames[v.index()];
-        if !fr.try_lock_exclusive() {
+        if !fr.claim(latch) {
             return Err(PoolError::Policy {
                 policy: policy_name,
                 detail: format!("chose {v}, whose latch is held"),
@@ -112,7 +114,8 @@ impl<S: PageStore> BufferPool<S> {
     /// its dirty ranges (header included) after clearing them.
     ///
     /// # Safety
-    /// The caller holds `f`'s latch exclusively.
+    /// The caller holds `f`'s latch exclusively, or the pool lock with `f` unpinned (as
+    /// `load_locked` does, see `Frame::claim`).
     pub(super) unsafe fn seal(&self, f: FrameId, pid: PageId) -> DirtyRanges {
         // SAFETY: per the contract.
         let (buf, dirty) = unsafe { (self.arena.page_mut(f), self.frames[f.index()].dirty_mut()) };
@@ -145,7 +148,8 @@ impl<S: PageStore> BufferPool<S> {
     }
 
     /// The store call of a write-back: `old_dirty` from frame `f` and the batch `members`
-    /// (every one, and `f`, latched exclusively by the caller); returns the pages written.
+    /// (every one latched exclusively by the caller, and `f` too, or the pool lock held
+    /// throughout with `f` claimed without its latch); returns the pages written.
     pub(super) fn write_members(
         &self,
         f: FrameId,
@@ -212,9 +216,9 @@ impl<S: PageStore> BufferPool<S> {
             g.poison("write-back of an evicted page", e);
         }
         if let Ok(n) = *result {
-            self.io.page_writes.fetch_add(n, Relaxed);
+            g.stats.page_writes += n;
             if !members.is_empty() {
-                self.io.write_batches.fetch_add(1, Relaxed);
+                g.stats.write_batches += 1;
             }
             if let Some(dt) = dt_us {
                 g.policy.observe_io(IoKind::Write, dt / n.max(1) as f64);

@@ -29,7 +29,7 @@ impl<S: PageStore> BufferPool<S> {
         access: Access,
     ) -> Result<FrameId, PoolError> {
         let write = access.is_write();
-        let taken = self.start_load(&mut g, pid, access)?;
+        let taken = self.start_load(&mut g, pid, access, true)?;
         let f = taken.frame;
         let observe = g.observe_io;
         // The batch members leave `Inner::batch` now: the next miss refills it.
@@ -45,12 +45,21 @@ impl<S: PageStore> BufferPool<S> {
         }
 
         let t0 = observe.then(|| self.store.device_stats().device_time_us);
-        if let Err(e) = self.read_into(f, pid, write) {
-            self.abandon(f, pid, write, None);
-            if poisons(&e) {
-                self.poison(&format!("read of {pid}"), &e);
+        match self.read_into(f, pid, write) {
+            Ok(outcome) => {
+                // Outside the pool lock: the shared counters.
+                self.io.page_reads.fetch_add(1, Relaxed);
+                if outcome == ReadOutcome::Unwritten {
+                    self.io.unwritten_reads.fetch_add(1, Relaxed);
+                }
             }
-            return Err(e.into());
+            Err(e) => {
+                self.abandon(f, pid, write, None);
+                if poisons(&e) {
+                    self.poison(&format!("read of {pid}"), &e);
+                }
+                return Err(e.into());
+            }
         }
         if let Some(t0) = t0 {
             let dt = self.store.device_stats().device_time_us - t0;
@@ -73,7 +82,8 @@ impl<S: PageStore> BufferPool<S> {
         access: Access,
     ) -> Result<FrameId, PoolError> {
         let write = access.is_write();
-        let taken = self.start_load(g, pid, access)?;
+        // The pool lock is held until the frame is given back: no latch (`Frame::claim`).
+        let taken = self.start_load(g, pid, access, false)?;
         let f = taken.frame;
         if taken.old_dirty.is_some() || !g.batch.is_empty() {
             // The member list leaves `g` for the write and comes back (no allocation).
@@ -94,12 +104,19 @@ impl<S: PageStore> BufferPool<S> {
         let t0 = g
             .observe_io
             .then(|| self.store.device_stats().device_time_us);
-        if let Err(e) = self.read_into(f, pid, write) {
-            self.abandon_locked(g, f, pid, None);
-            if poisons(&e) {
-                g.poison(&format!("read of {pid}"), &e);
+        match self.read_into(f, pid, write) {
+            Ok(outcome) => {
+                // Under the pool lock: its counters, no atomics.
+                g.stats.page_reads += 1;
+                g.stats.unwritten_reads += u64::from(outcome == ReadOutcome::Unwritten);
             }
-            return Err(e.into());
+            Err(e) => {
+                self.abandon_locked(g, f, pid, None);
+                if poisons(&e) {
+                    g.poison(&format!("read of {pid}"), &e);
+                }
+                return Err(e.into());
+            }
         }
         if let Some(t0) = t0 {
             let dt = self.store.device_stats().device_time_us - t0;
@@ -111,10 +128,17 @@ impl<S: PageStore> BufferPool<S> {
 
     /// Under the pool lock: the policy's victim (or a free frame) for `pid`, counted as a
     /// miss, installed in the table and the policy; the frame pinned once and latched
-    /// exclusively, not yet valid.
-    fn start_load(&self, g: &mut Inner, pid: PageId, access: Access) -> Result<Taken, PoolError> {
+    /// exclusively (without `latch`, claimed for a caller that keeps the pool lock), not
+    /// yet valid.
+    fn start_load(
+        &self,
+        g: &mut Inner,
+        pid: PageId,
+        access: Access,
+        latch: bool,
+    ) -> Result<Taken, PoolError> {
         g.policy.prepare_miss(pid, access);
-        let taken = self.take_frame(g)?;
+        let taken = self.take_frame(g, latch)?;
         g.stats.misses += 1;
         let f = taken.frame;
         let fr = &self.frames[f.index()];
@@ -127,14 +151,16 @@ impl<S: PageStore> BufferPool<S> {
         Ok(taken)
     }
 
-    /// Reads `pid` into frame `f` (latched exclusively by the caller) and makes it valid
-    /// (and dirty for a write).
-    fn read_into(&self, f: FrameId, pid: PageId, write: bool) -> Result<(), StoreError> {
+    /// Reads `pid` into frame `f` (latched exclusively by the caller, or claimed under the
+    /// pool lock) and makes it valid
+    /// (and dirty for a write); the caller counts the read.
+    fn read_into(&self, f: FrameId, pid: PageId, write: bool) -> Result<ReadOutcome, StoreError> {
         let fr = &self.frames[f.index()];
-        // SAFETY: the caller latched the frame exclusively (`take_frame`).
+        // SAFETY: the caller latched the frame exclusively or claimed it under the pool lock
+        // (`take_frame`): nobody else touches it.
         let buf = unsafe { self.arena.page_mut(f) };
         let outcome = self.store.read_page(pid, buf)?;
-        // SAFETY: exclusive latch held.
+        // SAFETY: as above.
         let dirty = unsafe { fr.dirty_mut() };
         if outcome == ReadOutcome::Unwritten {
             page::init_fresh(buf, pid);
@@ -145,11 +171,7 @@ impl<S: PageStore> BufferPool<S> {
         }
         fr.flags
             .store(VALID | if write { DIRTY } else { 0 }, Release);
-        self.io.page_reads.fetch_add(1, Relaxed);
-        if outcome == ReadOutcome::Unwritten {
-            self.io.unwritten_reads.fetch_add(1, Relaxed);
-        }
-        Ok(())
+        Ok(outcome)
     }
 
     /// Gives back a frame whose load failed: out of the table and the policy, onto the free
@@ -172,7 +194,7 @@ impl<S: PageStore> BufferPool<S> {
     /// Under the pool lock: a failed load's frame out of the table and the policy, onto
     /// the free list; the write-back of `old_dirty` (if any) no longer in flight.
     fn forget_frame(&self, g: &mut Inner, f: FrameId, pid: PageId, old_dirty: Option<PageId>) {
-        self.io.failed_loads.fetch_add(1, Relaxed);
+        g.stats.failed_loads += 1;
         self.table_remove(g, pid, f);
         g.policy.on_remove(f);
         self.frames[f.index()].flags.store(0, Release);
@@ -183,15 +205,13 @@ impl<S: PageStore> BufferPool<S> {
         }
     }
 
-    /// Under the pool lock held since `start_load`: drops the pin and the exclusive latch
-    /// `start_load` took. No other thread saw the pin (pins are taken under the lock), so
-    /// plain stores suffice for the counts.
+    /// Under the pool lock held since `start_load`: drops the pin `start_load` took (the
+    /// frame was claimed without its latch). No other thread saw the pin (pins are taken
+    /// under the lock), so plain stores suffice for the counts.
     fn release_locked(&self, f: FrameId) {
         let fr = &self.frames[f.index()];
         fr.writers.store(0, Relaxed);
         fr.pins.store(0, Relaxed);
-        // SAFETY: latched exclusively by this thread since take_frame.
-        unsafe { fr.unlock(true) };
     }
 }
 

@@ -107,14 +107,13 @@ impl std::ops::Sub for PoolStats {
     }
 }
 
-/// Counters updated outside the pool lock.
+/// Counters updated outside the pool lock (the guards' miss path, flushes); those updated
+/// under it are in `Inner::stats`.
 #[derive(Default)]
 struct IoCounters {
     page_reads: AtomicU64,
     unwritten_reads: AtomicU64,
     page_writes: AtomicU64,
-    write_batches: AtomicU64,
-    failed_loads: AtomicU64,
 }
 
 struct Inner {
@@ -268,13 +267,14 @@ impl<S: PageStore> BufferPool<S> {
         self.stats_locked(&g)
     }
 
+    /// The counts kept under the pool lock (`Inner::stats`) plus those kept outside it
+    /// (`IoCounters`).
     fn stats_locked(&self, g: &Inner) -> PoolStats {
+        let s = &g.stats;
         PoolStats {
-            page_reads: self.io.page_reads.load(Relaxed),
-            unwritten_reads: self.io.unwritten_reads.load(Relaxed),
-            page_writes: self.io.page_writes.load(Relaxed),
-            write_batches: self.io.write_batches.load(Relaxed),
-            failed_loads: self.io.failed_loads.load(Relaxed),
+            page_reads: s.page_reads + self.io.page_reads.load(Relaxed),
+            unwritten_reads: s.unwritten_reads + self.io.unwritten_reads.load(Relaxed),
+            page_writes: s.page_writes + self.io.page_writes.load(Relaxed),
             ..g.stats
         }
     }
