@@ -56,14 +56,22 @@ impl Oracle {
     pub fn check(&mut self, pid: PageId, payload: &[u8]) {
         let want = stamp(pid, self.expected(pid));
         if payload[..STAMP_BYTES] != want {
-            self.errors += 1;
-            if self.first_error.is_none() {
-                self.first_error = Some(format!(
-                    "{pid}: expected version {}, found stamp {:02x?}",
-                    self.expected(pid),
-                    &payload[..STAMP_BYTES]
-                ));
-            }
+            self.mismatch(pid, payload);
+        }
+    }
+
+    /// `check`'s error path, out of line (it formats; the replay's per-reference check
+    /// stays small enough to inline).
+    #[cold]
+    #[inline(never)]
+    fn mismatch(&mut self, pid: PageId, payload: &[u8]) {
+        self.errors += 1;
+        if self.first_error.is_none() {
+            self.first_error = Some(format!(
+                "{pid}: expected version {}, found stamp {:02x?}",
+                self.expected(pid),
+                &payload[..STAMP_BYTES]
+            ));
         }
     }
 
