@@ -80,6 +80,9 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
         self.curves.fill_and_clear(self.est.counters_mut());
         let io = self.opts.io_count;
         let from = self.opts.paid_moves.then_some(self.m_c);
+        // `cusum_moves` refines paid moves (its documented contract): without them, moves
+        // stay free whatever it says.
+        let cusum = io && from.is_some() && self.opts.cusum_moves;
         let next = match self.clustered_cost.as_mut() {
             Some(c) => {
                 c.close_window();
@@ -88,7 +91,7 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
                 }
                 let c = &*c;
                 let r_at = |m_d| r * c.r_factor(m_d);
-                if io && self.opts.cusum_moves {
+                if cusum {
                     self.savings.choose(&self.curves, r_at, self.m_c)
                 } else if io {
                     self.curves.best_m_c_io_from(r_at, from).0
@@ -96,9 +99,7 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
                     self.curves.best_m_c_by(r_at).0
                 }
             }
-            None if io && self.opts.cusum_moves => {
-                self.savings.choose(&self.curves, |_| r, self.m_c)
-            }
+            None if cusum => self.savings.choose(&self.curves, |_| r, self.m_c),
             None if io => self.curves.best_m_c_io_from(|_| r, from).0,
             None => self.curves.best_m_c(r).0,
         };
