@@ -1,11 +1,9 @@
 //! Frame headers and the page arena.
 
+use crate::sync::{AtomicU16, AtomicU64, Latch};
 use flashbuf_core::page::MAX_PAGE_SIZE;
 use flashbuf_core::{AlignedBuf, DirtyRanges, FrameId, METADATA_PAGE_BYTES};
-use parking_lot::lock_api::{GuardSend, RawRwLock as _, RawRwLockDowngrade as _};
-use parking_lot::RawRwLock;
 use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicU16, AtomicU64};
 
 /// The frame holds a loaded, valid page.
 pub(crate) const VALID: u16 = 1;
@@ -33,7 +31,7 @@ pub(crate) fn dirty_extent(frame_bytes: usize) -> usize {
 /// - `flags` and `dirty` are read and written only by the holder of the latch
 ///   (exclusive for writes), or under the pool lock while the frame is unpinned.
 pub(crate) struct Frame {
-    pub(crate) latch: RawRwLock,
+    pub(crate) latch: Latch,
     pub(crate) page_id: AtomicU64,
     pub(crate) pins: AtomicU16,
     pub(crate) writers: AtomicU16,
@@ -41,12 +39,14 @@ pub(crate) struct Frame {
     pub(crate) dirty: UnsafeCell<DirtyRanges>,
 }
 
+// Shuttle's primitives (feature `shuttle`, schedule tests only) are larger.
+#[cfg(not(feature = "shuttle"))]
 const _: () = assert!(std::mem::size_of::<Frame>() <= 40);
 
 impl Frame {
     pub(crate) fn new() -> Self {
         Self {
-            latch: RawRwLock::INIT,
+            latch: Latch::new(),
             page_id: AtomicU64::new(u64::MAX),
             pins: AtomicU16::new(0),
             writers: AtomicU16::new(0),
@@ -57,13 +57,12 @@ impl Frame {
 
     #[inline]
     pub(crate) fn lock(&self, exclusive: bool) {
-        // The lock's guard token carries no state (parking_lot does not track owners);
-        // the frame's pin protocol says who unlocks.
-        let _token = if exclusive {
-            self.latch.lock_exclusive()
+        // No guard: the frame's pin protocol says who unlocks.
+        if exclusive {
+            self.latch.lock_exclusive();
         } else {
-            self.latch.lock_shared()
-        };
+            self.latch.lock_shared();
+        }
     }
 
     /// # Safety
@@ -73,16 +72,16 @@ impl Frame {
         // SAFETY: per the contract the latch is held in this mode.
         unsafe {
             if exclusive {
-                self.latch.unlock_exclusive(GuardSend::new())
+                self.latch.unlock_exclusive()
             } else {
-                self.latch.unlock_shared(GuardSend::new())
+                self.latch.unlock_shared()
             }
         }
     }
 
     #[inline]
     pub(crate) fn try_lock_exclusive(&self) -> bool {
-        self.latch.try_lock_exclusive().is_some()
+        self.latch.try_lock_exclusive()
     }
 
     /// `try_lock_exclusive` when `latch`; otherwise only whether it would succeed (the
@@ -103,7 +102,7 @@ impl Frame {
     #[inline]
     pub(crate) unsafe fn downgrade(&self) {
         // SAFETY: per the contract.
-        let _shared = unsafe { self.latch.downgrade(GuardSend::new()) };
+        unsafe { self.latch.downgrade() };
     }
 
     /// # Safety

@@ -11,6 +11,7 @@ mod frame;
 pub mod page_table;
 pub mod policy;
 mod pool;
+mod sync;
 
 pub use error::PoolError;
 pub use pool::{

@@ -272,11 +272,7 @@ impl<S: PageStore> BufferPool<S> {
                 Err(PoolError::AllPinned { .. }) if waited < ALL_PINNED_RETRIES => {
                     // Every frame is pinned by other threads: give them time to unpin.
                     waited += 1;
-                    if waited < 64 {
-                        std::thread::yield_now();
-                    } else {
-                        std::thread::sleep(std::time::Duration::from_micros(100));
-                    }
+                    crate::sync::back_off(waited);
                 }
                 r => return r,
             }

@@ -12,11 +12,11 @@
 use super::{BufferPool, Inner, Taken};
 use crate::frame::{DIRTY, VALID};
 use crate::policy::{Access, IoKind};
+use crate::sync::MutexGuard;
 use crate::PoolError;
 use flashbuf_core::page;
 use flashbuf_core::{DirtyRanges, FrameId, PageId};
 use flashbuf_store::{PageStore, ReadOutcome, StoreError};
-use parking_lot::MutexGuard;
 use std::sync::atomic::Ordering::{Relaxed, Release};
 
 impl<S: PageStore> BufferPool<S> {

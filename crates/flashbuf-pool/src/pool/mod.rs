@@ -58,12 +58,11 @@ pub use resident::ResidentCounts;
 use crate::frame::{Arena, Frame, VALID};
 use crate::page_table::PageTable;
 use crate::policy::{Policy, PolicyReport};
+use crate::sync::{AtomicU64, Condvar, Mutex};
 use crate::PoolError;
 use flashbuf_core::{DeviceFacts, FrameId, PageId};
 use flashbuf_store::{PageStore, StoreError};
-use parking_lot::{Condvar, Mutex};
 use serde::Serialize;
-use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::{Acquire, Relaxed};
 
 /// Counters of a pool.
