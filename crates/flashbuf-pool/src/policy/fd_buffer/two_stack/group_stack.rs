@@ -31,6 +31,16 @@
 //! by a search in the bitmap of live stamps, no list links) 1,646 M and 13.0 M. Fewer
 //! misses, more instructions, and wall time followed the instructions (0.57 s against
 //! 0.72 s for the whole trace): the list stays.
+//!
+//! Where the list's time goes (FD-Buffer, first million TPC-C references at 1,241 frames,
+//! after the list's tighter slides, cachegrind): the stack work counter (one per
+//! boundary moved plus one per move, push or removal) reads 6.23 M, and there are about 1.38 M
+//! moves, pushes and removals, so fewer than 4.9 M tail slides per million references:
+//! at nine instructions a slide, under 45 M of the 503 M in FD-Buffer's functions.
+//! Finding the entries, linking, the counters and the bounds checks around them cost
+//! more than the slides.
+//! A structure that moved no boundary at all would save at most those 45 M, less what
+//! its own counting costs (the stamps above, at 20 groups, cost more than they saved).
 
 use super::list_stack::ListStack;
 use super::stamp_stack::StampStack;

@@ -7,6 +7,13 @@
 //! modulo the group size is kept beside the length, so a push or a removal divides
 //! nothing (two 64-bit divisions each before; instructions barely change, cachegrind
 //! cannot see a division's latency).
+//!
+//! A sliding tail changes the crossing entry's group by one (an increment or decrement
+//! in place, no group counter beside the loop), and a push onto a full stack drops the
+//! bottom inline (the last group's entry: no tail slides, the last tail is the new
+//! bottom) instead of calling the general removal. FD-Buffer's first million TPC-C
+//! references at 1,241 frames (20 groups): 1,486.2 M -> 1,474.9 M instructions for the
+//! whole replay (cachegrind), push and removal 105 M -> 91 M; the same counts.
 
 use super::group_stack::{Dropped, Found, NIL};
 
@@ -143,11 +150,14 @@ impl ListStack {
 
     /// The tails of groups `0..k` each slide one entry up into the next group (an entry
     /// went on top from group `k` or, for a push, from beyond the bottom).
+    /// The old tail of group `g` is in group `g` (the invariant), so it moves with one
+    /// increment: no group counter in the loop.
     #[inline]
     fn shift_tails_up(&mut self, k: usize) {
-        for (g, t) in self.tails[..k].iter_mut().enumerate() {
-            let tail = &mut self.node[*t as usize];
-            tail.group = g as u32 + 1;
+        let node = &mut self.node[..];
+        for t in &mut self.tails[..k] {
+            let tail = &mut node[*t as usize];
+            tail.group += 1;
             *t = tail.prev;
         }
     }
@@ -199,26 +209,55 @@ impl ListStack {
         } else {
             self.rem + 1
         };
-        let mut dropped = None;
-        if self.len > self.cap {
-            let b = self.bottom;
-            dropped = Some(Dropped {
-                slot: b,
-                page: self.page[b as usize],
-            });
-            self.remove(b);
-        }
+        let dropped = (self.len > self.cap).then(|| self.drop_bottom());
         (x, dropped)
+    }
+
+    /// [`ListStack::remove`] of the bottom entry of a stack of at least two entries: it is
+    /// the last group's, so no tail slides and the last group's tail is the new bottom.
+    #[inline]
+    fn drop_bottom(&mut self) -> Dropped {
+        let b = self.bottom;
+        let dropped = Dropped {
+            slot: b,
+            page: self.page[b as usize],
+        };
+        let p = self.node[b as usize].prev;
+        self.node[p as usize].next = NIL;
+        self.bottom = p;
+        self.work += 1;
+        self.len -= 1;
+        self.rem = if self.rem == 0 {
+            self.z - 1
+        } else {
+            self.rem - 1
+        };
+        if self.rem == 0 {
+            self.tails.pop();
+        }
+        if let Some(t) = self.tails.last_mut() {
+            *t = p;
+        }
+        self.node[b as usize].prev = NIL;
+        self.free.push(b);
+        dropped
     }
 
     /// Removes entry `slot`.
     pub(super) fn remove(&mut self, slot: u32) {
         let k = self.node[slot as usize].group as usize;
         let groups = self.tails.len();
-        for g in k..groups.saturating_sub(1) {
-            let nt = self.node[self.tails[g] as usize].next;
-            self.node[nt as usize].group = g as u32;
-            self.tails[g] = nt;
+        // The tails of groups k.. slide one entry down: the entry below each (in group
+        // g + 1) moves up into group g.
+        let node = &mut self.node[..];
+        for t in self
+            .tails
+            .get_mut(k..groups.saturating_sub(1))
+            .unwrap_or_default()
+        {
+            let nt = node[*t as usize].next;
+            node[nt as usize].group -= 1;
+            *t = nt;
         }
         self.work += (groups - k) as u64;
         self.unlink(slot);
