@@ -261,19 +261,28 @@ impl Feed {
     }
 }
 
-/// Reads up to `want` references, looping until `want` or the end of the trace (a
-/// transform needs whole epochs per batch). An error met after some references were read
-/// is returned beside them, to be sent after the batch.
+/// References read and mapped at a time: the mapping pass then finds them in cache.
+const MAP_CHUNK_REFS: usize = 4096;
+
+/// Reads up to `want` references and maps them (see [`MAP_CHUNK_REFS`]), looping until
+/// `want` or the end of the trace (a transform needs whole epochs per batch). An error met
+/// after some references were read is returned beside them, to be sent after the batch.
 fn fill_batch(
     reader: &mut TraceReader,
     batch: &mut Vec<PageRef>,
     want: usize,
+    map: &mut AddressMap,
+    seen: &mut PageBits,
 ) -> (usize, Option<TraceError>) {
     let mut n = 0;
     while n < want {
-        match reader.next_batch(batch, want - n) {
+        let start = batch.len();
+        match reader.next_batch(batch, (want - n).min(MAP_CHUNK_REFS)) {
             Ok(0) => break,
-            Ok(k) => n += k,
+            Ok(k) => {
+                map.map_all(&mut batch[start..], seen);
+                n += k;
+            }
             Err(e) => return (n, Some(e)),
         }
     }
@@ -305,18 +314,14 @@ fn run_reader(
         if want == 0 {
             break;
         }
-        let (got, late_error) = if transform.is_some() {
-            match fill_batch(&mut reader, &mut batch, want) {
-                (0, Some(e)) => (Err(e), None),
-                (n, e) => (Ok(n), e),
-            }
-        } else {
-            (reader.next_batch(&mut batch, want), None)
+        let (got, late_error) = match fill_batch(&mut reader, &mut batch, want, &mut map, &mut seen)
+        {
+            (0, Some(e)) => (Err(e), None),
+            (n, e) => (Ok(n), e),
         };
         match got {
             Ok(0) => break,
             Ok(_) => {
-                map.map_all(&mut batch, &mut seen);
                 if let Some(t) = transform.as_mut() {
                     t.apply(&mut batch);
                 }

@@ -15,6 +15,10 @@ mod records;
 /// Size of the read buffer; also the longest line accepted.
 pub const BUFFER_BYTES: usize = 1 << 20;
 
+/// Most bytes one read adds to the buffer: parsing then finds them in cache (one read of
+/// a compressed trace is decompressed straight into the buffer).
+const READ_CHUNK_BYTES: usize = 64 << 10;
+
 /// How much content auto-detection looks at (at least; the whole file if shorter).
 const SNIFF_BYTES: usize = 64 << 10;
 
@@ -412,7 +416,8 @@ impl TraceReader {
             });
         }
         loop {
-            match self.src.read(&mut self.buf[self.end..]) {
+            let stop = (self.end + READ_CHUNK_BYTES).min(self.buf.len());
+            match self.src.read(&mut self.buf[self.end..stop]) {
                 Ok(0) => {
                     self.eof = true;
                     return Ok(());
