@@ -17,10 +17,10 @@ fn trace(lines: u64) -> (String, Vec<PageRef>) {
             7 => text.push_str(&format!("R,{page}\r\n")),
             8 => text.push_str(&format!(" w , {page}\n")),
             9 => text.push_str(&format!("# note\n\nr,{page}\n")),
-            _ if i % 3 == 0 => text.push_str(&format!("W,{page}\n")),
+            _ if i.is_multiple_of(3) => text.push_str(&format!("W,{page}\n")),
             _ => text.push_str(&format!("R,{page}\n")),
         }
-        let write = i % 1009 == 8 || (i % 3 == 0 && !matches!(i % 1009, 7 | 9));
+        let write = i % 1009 == 8 || (i.is_multiple_of(3) && !matches!(i % 1009, 7 | 9));
         refs.push(if write {
             PageRef::write(page)
         } else {

@@ -245,7 +245,7 @@ mod tests {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            let op = if x % 3 == 0 { 'W' } else { 'R' };
+            let op = if x.is_multiple_of(3) { 'W' } else { 'R' };
             let digits = 1 + (x >> 8) % 16;
             let page = (x >> 12) % 10u64.pow(digits as u32);
             text.push_str(&format!("{op},{page}\n"));
