@@ -15,8 +15,9 @@ mod records;
 /// Size of the read buffer; also the longest line accepted.
 pub const BUFFER_BYTES: usize = 1 << 20;
 
-/// Most bytes one read adds to the buffer: parsing then finds them in cache (one read of
-/// a compressed trace is decompressed straight into the buffer).
+/// Most bytes one read of a compressed trace adds to the buffer: it is decompressed
+/// straight into the buffer, and parsing then finds it in cache. Plain files are read a
+/// whole buffer at a time (fewer system calls).
 const READ_CHUNK_BYTES: usize = 64 << 10;
 
 /// How much content auto-detection looks at (at least; the whole file if shorter).
@@ -416,7 +417,10 @@ impl TraceReader {
             });
         }
         loop {
-            let stop = (self.end + READ_CHUNK_BYTES).min(self.buf.len());
+            let stop = match self.compression {
+                Compression::None => self.buf.len(),
+                _ => (self.end + READ_CHUNK_BYTES).min(self.buf.len()),
+            };
             match self.src.read(&mut self.buf[self.end..stop]) {
                 Ok(0) => {
                     self.eof = true;

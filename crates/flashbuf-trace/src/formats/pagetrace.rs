@@ -10,8 +10,6 @@ use flashbuf_core::PageId;
 /// Bytes [`bulk`] loads per line: op, comma, up to 15 digits and the line break, padded
 /// to whole words.
 const BULK_WINDOW: usize = 24;
-/// References [`bulk`] gathers on the stack before appending them to the batch.
-const BULK_CHUNK: usize = 64;
 
 /// The header line, `op,page` (case-insensitive).
 pub(crate) fn is_header(line: &[u8]) -> bool {
@@ -49,36 +47,22 @@ pub(crate) fn fast(b: &[u8], _page_size: u64) -> Option<(Parsed, usize)> {
 }
 
 /// The bulk path: parses plain `R,123\n` / `W,123\n` lines (1 to 15 digits) from the
-/// start of `b` while `out` is shorter than `target`, and returns how many bytes it used
-/// (each line appends one reference). It stops at the first other line, or when fewer
-/// than [`BULK_WINDOW`] bytes are left; [`fast`] and [`parse`] take it from there. Lines
-/// it takes mean the same to [`parse`] (tested against [`fast`]).
+/// start of `b`, straight into `out`, while `out` is shorter than `target`, and returns
+/// how many bytes it used (each line appends one reference). It stops at the first other
+/// line, or when fewer than [`BULK_WINDOW`] bytes are left; [`fast`] and [`parse`] take
+/// it from there. Lines it takes mean the same to [`parse`] (tested against [`fast`]).
 #[inline(always)]
 pub(crate) fn bulk(b: &[u8], out: &mut Vec<PageRef>, target: usize) -> usize {
-    // Not even one line: leave before setting up the chunk.
-    if b.first_chunk::<BULK_WINDOW>().and_then(bulk_line).is_none() {
-        return 0;
-    }
-    let mut chunk = [PageRef::read(0); BULK_CHUNK];
     let mut pos = 0;
     while out.len() < target {
-        let want = (target - out.len()).min(BULK_CHUNK);
-        let mut k = 0;
-        while k < want {
-            let Some(window) = b.get(pos..).and_then(|r| r.first_chunk::<BULK_WINDOW>()) else {
-                break;
-            };
-            let Some((r, len)) = bulk_line(window) else {
-                break;
-            };
-            chunk[k] = r;
-            k += 1;
-            pos += len;
-        }
-        out.extend_from_slice(&chunk[..k]);
-        if k < want {
+        let Some(window) = b.get(pos..).and_then(|r| r.first_chunk::<BULK_WINDOW>()) else {
             break;
-        }
+        };
+        let Some((r, len)) = bulk_line(window) else {
+            break;
+        };
+        out.push(r);
+        pos += len;
     }
     pos
 }
