@@ -34,15 +34,19 @@
 //! fits a memory budget ([`SharedTrace::decode`] gives up past it).
 
 use crate::LabError;
-use flashbuf_core::PageId;
 use flashbuf_trace::{Format, PageRef, TraceError, TraceReader};
 use flashbuf_workload::dynamics::{EpochTransformer, WorkloadTransform};
-use hashbrown::HashMap;
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+
+mod map;
+
+pub use map::AddressMap;
+use map::PageBits;
+pub(crate) use map::PageSet;
 
 /// Page numbers per extent of the address map.
 pub const EXTENT_PAGES: u64 = 256;
@@ -50,46 +54,6 @@ pub const EXTENT_PAGES: u64 = 256;
 pub const BATCH_REFS: usize = 1 << 15;
 /// Batches in flight between the threads.
 const CHANNEL_BATCHES: usize = 8;
-
-/// Maps trace page numbers to dense page ids, extent by extent in order of first touch.
-#[derive(Debug, Default, Clone)]
-pub struct AddressMap {
-    extents: HashMap<u64, u64>,
-    last: Option<(u64, u64)>,
-}
-
-impl AddressMap {
-    /// The dense id of trace page `page`, assigning a new extent on first touch.
-    ///
-    /// ```
-    /// use flashbuf_core::PageId;
-    /// use flashbuf_lab::feed::AddressMap;
-    /// let mut m = AddressMap::default();
-    /// assert_eq!(m.map(PageId((5 << 24) + 3)), PageId(3));
-    /// assert_eq!(m.map(PageId(7 << 24)), PageId(256));
-    /// assert_eq!(m.map(PageId((5 << 24) + 300)), PageId(512 + 44));
-    /// ```
-    #[inline]
-    pub fn map(&mut self, page: PageId) -> PageId {
-        let ext = page.0 / EXTENT_PAGES;
-        let off = page.0 % EXTENT_PAGES;
-        let dense = match self.last {
-            Some((e, d)) if e == ext => d,
-            _ => {
-                let n = self.extents.len() as u64;
-                let d = *self.extents.entry(ext).or_insert(n);
-                self.last = Some((ext, d));
-                d
-            }
-        };
-        PageId(dense * EXTENT_PAGES + off)
-    }
-
-    /// Number of dense page ids in use (extents × [`EXTENT_PAGES`]).
-    pub fn pages_count(&self) -> u64 {
-        self.extents.len() as u64 * EXTENT_PAGES
-    }
-}
 
 /// What the reader thread reports at the end.
 #[derive(Debug, Clone)]
@@ -297,19 +261,28 @@ impl Feed {
     }
 }
 
-/// Reads up to `want` references, looping until `want` or the end of the trace (a
-/// transform needs whole epochs per batch). An error met after some references were read
-/// is returned beside them, to be sent after the batch.
+/// References read and mapped at a time: the mapping pass then finds them in cache.
+const MAP_CHUNK_REFS: usize = 4096;
+
+/// Reads up to `want` references and maps them (see [`MAP_CHUNK_REFS`]), looping until
+/// `want` or the end of the trace (a transform needs whole epochs per batch). An error met
+/// after some references were read is returned beside them, to be sent after the batch.
 fn fill_batch(
     reader: &mut TraceReader,
     batch: &mut Vec<PageRef>,
     want: usize,
+    map: &mut AddressMap,
+    seen: &mut PageBits,
 ) -> (usize, Option<TraceError>) {
     let mut n = 0;
     while n < want {
-        match reader.next_batch(batch, want - n) {
+        let start = batch.len();
+        match reader.next_batch(batch, (want - n).min(MAP_CHUNK_REFS)) {
             Ok(0) => break,
-            Ok(k) => n += k,
+            Ok(k) => {
+                map.map_all(&mut batch[start..], seen);
+                n += k;
+            }
             Err(e) => return (n, Some(e)),
         }
     }
@@ -325,7 +298,7 @@ fn run_reader(
     _path: &Path,
 ) -> FeedSummary {
     let mut map = AddressMap::default();
-    let mut seen = PageSet::default();
+    let mut seen = PageBits::default();
     let mut delivered = 0u64;
     let limit = limit.unwrap_or(u64::MAX);
     // With a transform, batches hold whole epochs.
@@ -341,21 +314,14 @@ fn run_reader(
         if want == 0 {
             break;
         }
-        let (got, late_error) = if transform.is_some() {
-            match fill_batch(&mut reader, &mut batch, want) {
-                (0, Some(e)) => (Err(e), None),
-                (n, e) => (Ok(n), e),
-            }
-        } else {
-            (reader.next_batch(&mut batch, want), None)
+        let (got, late_error) = match fill_batch(&mut reader, &mut batch, want, &mut map, &mut seen)
+        {
+            (0, Some(e)) => (Err(e), None),
+            (n, e) => (Ok(n), e),
         };
         match got {
             Ok(0) => break,
             Ok(_) => {
-                for r in batch.iter_mut() {
-                    r.page = map.map(r.page);
-                    seen.insert(r.page.0);
-                }
                 if let Some(t) = transform.as_mut() {
                     t.apply(&mut batch);
                 }
@@ -378,37 +344,8 @@ fn run_reader(
         format: reader.format(),
         references: delivered,
         skipped: reader.skipped(),
-        distinct_pages: seen.len(),
+        distinct_pages: seen.count(),
         map,
-    }
-}
-
-/// A bitmap of dense page ids.
-#[derive(Debug, Default)]
-pub(crate) struct PageSet {
-    words: Vec<u64>,
-    len: u64,
-}
-
-impl PageSet {
-    /// Adds page `i`; true if it was new.
-    #[inline]
-    pub(crate) fn insert(&mut self, i: u64) -> bool {
-        let (w, b) = ((i / 64) as usize, 1u64 << (i % 64));
-        if w >= self.words.len() {
-            self.words.resize((w + 1).next_power_of_two(), 0);
-        }
-        let new = self.words[w] & b == 0;
-        if new {
-            self.words[w] |= b;
-            self.len += 1;
-        }
-        new
-    }
-
-    /// Distinct pages added.
-    pub(crate) fn len(&self) -> u64 {
-        self.len
     }
 }
 

@@ -15,6 +15,11 @@ mod records;
 /// Size of the read buffer; also the longest line accepted.
 pub const BUFFER_BYTES: usize = 1 << 20;
 
+/// Most bytes one read of a compressed trace adds to the buffer: it is decompressed
+/// straight into the buffer, and parsing then finds it in cache. Plain files are read a
+/// whole buffer at a time (fewer system calls).
+const READ_CHUNK_BYTES: usize = 64 << 10;
+
 /// How much content auto-detection looks at (at least; the whole file if shorter).
 const SNIFF_BYTES: usize = 64 << 10;
 
@@ -211,18 +216,29 @@ impl TraceReader {
             Format::PageTrace => self.fill(
                 out,
                 target,
+                pagetrace::bulk,
                 pagetrace::fast,
                 pagetrace::parse,
                 pagetrace::is_header,
             ),
-            Format::Msr => self.fill(out, target, msr::fast, msr::parse, msr::is_header),
-            Format::Spc => self.fill(out, target, spc::fast, spc::parse, spc::is_header),
-            Format::LcsCsv => self.fill(out, target, lcs::fast, lcs::parse, lcs::is_header),
-            Format::DiskSim => self.fill(out, target, disksim::fast, disksim::parse, no_header),
-            Format::ArcLis => self.fill(out, target, arc::fast, arc::parse, no_header),
+            Format::Msr => self.fill(out, target, no_bulk, msr::fast, msr::parse, msr::is_header),
+            Format::Spc => self.fill(out, target, no_bulk, spc::fast, spc::parse, spc::is_header),
+            Format::LcsCsv => {
+                self.fill(out, target, no_bulk, lcs::fast, lcs::parse, lcs::is_header)
+            }
+            Format::DiskSim => self.fill(
+                out,
+                target,
+                no_bulk,
+                disksim::fast,
+                disksim::parse,
+                no_header,
+            ),
+            Format::ArcLis => self.fill(out, target, no_bulk, arc::fast, arc::parse, no_header),
             Format::Blkparse(action) => self.fill(
                 out,
                 target,
+                no_bulk,
                 no_fast,
                 |l, ps| blkparse::parse(l, ps, action),
                 no_header,
@@ -231,7 +247,14 @@ impl TraceReader {
                 self.fill_records(out, target, oracle::RECORD_BYTES, oracle::decode)
             }
             Format::PageBin => self.fill_pagebin(out, target),
-            Format::RangeCsv => self.fill(out, target, no_fast, ranges::parse, ranges::is_header),
+            Format::RangeCsv => self.fill(
+                out,
+                target,
+                no_bulk,
+                no_fast,
+                ranges::parse,
+                ranges::is_header,
+            ),
         };
         let n = out.len() - start;
         match result {
@@ -247,12 +270,14 @@ impl TraceReader {
     /// The parsing loop, one instance per format. `fast` may take a common, simple line
     /// from the front of the unparsed bytes before the general path: it returns what the
     /// line means and its length with its line break, or `None` to leave the line to
-    /// `parse` (see `formats::scan`).
+    /// `parse` (see `formats::scan`). Before it, `bulk` may take a run of such lines that
+    /// mean one reference each, appending up to `target` and returning the bytes used.
     #[inline(always)]
     fn fill(
         &mut self,
         out: &mut Vec<PageRef>,
         target: usize,
+        bulk: impl Fn(&[u8], &mut Vec<PageRef>, usize) -> usize,
         fast: impl Fn(&[u8], u64) -> Option<(Parsed, usize)>,
         parse: impl Fn(&[u8], u64) -> Result<Parsed, String>,
         is_header: fn(&[u8]) -> bool,
@@ -265,6 +290,12 @@ impl TraceReader {
                 // Local copies keep the loop-carried position in a register.
                 let (mut pos, mut line) = (self.pos, self.line);
                 while out.len() < target && self.end - pos >= FAST_LOOKAHEAD {
+                    let before = out.len();
+                    pos += bulk(&self.buf[pos..self.end], out, target);
+                    line += (out.len() - before) as u64;
+                    if out.len() >= target || self.end - pos < FAST_LOOKAHEAD {
+                        break;
+                    }
                     let Some((parsed, len)) = fast(&self.buf[pos..self.end], self.page_size) else {
                         break;
                     };
@@ -386,7 +417,11 @@ impl TraceReader {
             });
         }
         loop {
-            match self.src.read(&mut self.buf[self.end..]) {
+            let stop = match self.compression {
+                Compression::None => self.buf.len(),
+                _ => (self.end + READ_CHUNK_BYTES).min(self.buf.len()),
+            };
+            match self.src.read(&mut self.buf[self.end..stop]) {
                 Ok(0) => {
                     self.eof = true;
                     return Ok(());
@@ -425,6 +460,12 @@ const FAST_LOOKAHEAD: usize = 32;
 
 fn no_header(_: &[u8]) -> bool {
     false
+}
+
+/// The bulk path of formats that have none.
+#[inline(always)]
+fn no_bulk(_: &[u8], _: &mut Vec<PageRef>, _: usize) -> usize {
+    0
 }
 
 /// The fast path of formats that have none.

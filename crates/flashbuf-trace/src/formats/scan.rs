@@ -13,7 +13,8 @@ pub(crate) struct Scan<'a> {
     i: usize,
 }
 
-const POW10: [u64; 9] = [
+/// Powers of ten up to 10^8.
+pub(crate) const POW10: [u64; 9] = [
     1,
     10,
     100,
@@ -166,7 +167,7 @@ impl<'a> Scan<'a> {
 
 /// How many of the word's bytes, from the first, are ASCII digits (0..=8).
 #[inline(always)]
-fn leading_digits(w: u64) -> usize {
+pub(crate) fn leading_digits(w: u64) -> usize {
     const HIGH: u64 = 0xF0F0_F0F0_F0F0_F0F0;
     const THREES: u64 = 0x3030_3030_3030_3030;
     const SIXES: u64 = 0x0606_0606_0606_0606;
@@ -178,7 +179,7 @@ fn leading_digits(w: u64) -> usize {
 
 /// The value of the first `n` (0..=8) bytes of `w`, which are ASCII digits.
 #[inline(always)]
-fn digits_value(w: u64, n: usize) -> u64 {
+pub(crate) fn digits_value(w: u64, n: usize) -> u64 {
     if n == 0 {
         return 0;
     }
