@@ -224,8 +224,13 @@ impl ClusterSet {
         slot.tail = i as u32;
         slot.n += 1;
         slot.cache();
+        let draining = slot.draining;
         self.members += 1;
-        self.update(s);
+        // A draining cluster's comparisons depend only on its timestamp and number, never
+        // on its pages: the tournament does not change.
+        if !draining {
+            self.update(s);
+        }
     }
 
     /// Removes `f` (in the set) from its cluster; an empty cluster disappears.
@@ -257,6 +262,7 @@ impl ClusterSet {
         slot.n -= 1;
         slot.cache();
         let empty = slot.n == 0;
+        let draining = slot.draining;
         let cluster = slot.cluster;
         self.prev[i] = NIL;
         self.next[i] = NIL;
@@ -266,8 +272,11 @@ impl ClusterSet {
             self.slots[s as usize] = EMPTY_SLOT;
             self.by_cluster.remove(&cluster);
             self.free.push(s);
+            self.update(s);
+        } else if !draining {
+            // As in `push`: a draining cluster's place does not depend on its pages.
+            self.update(s);
         }
-        self.update(s);
     }
 
     /// Sets the priority of `f`'s cluster to 0: it drains before any other.
@@ -275,7 +284,7 @@ impl ClusterSet {
         let s = self.slot_of[f.index()];
         if s != NIL && !self.slots[s as usize].draining {
             self.slots[s as usize].draining = true;
-            self.update(s);
+            self.update_drained(s);
         }
     }
 

@@ -29,9 +29,33 @@ impl ClusterSet {
     /// walk stops early at a node whose winner and expiry did not change and whose winner
     /// is not `s`: `s` takes part in no comparison above it, so nothing above changes.
     pub(super) fn update(&mut self, s: u32) {
-        let mut node = self.leaves + s as usize;
+        let node = self.leaves + s as usize;
         self.win[node] = if self.slots[s as usize].live { s } else { NIL };
         self.exp[node] = NEVER;
+        self.walk_up(node, s);
+    }
+
+    /// Slot `s` has just started draining. Where `s` was the winner it stays the winner
+    /// (priority 0 beats every non-draining cluster, and a draining rival would have won
+    /// before) and its certificate never fails, so the node keeps its winner and its
+    /// expiry becomes its children's: no comparison to redo. From the first node that `s`
+    /// lost (if any), the ordinary walk. For CFDC, whose victims come from the root, the
+    /// whole path is of the first kind.
+    pub(super) fn update_drained(&mut self, s: u32) {
+        let mut node = self.leaves + s as usize;
+        while node > 1 {
+            let parent = node / 2;
+            if self.win[parent] != s {
+                self.walk_up(node, s);
+                return;
+            }
+            self.exp[parent] = self.exp[2 * parent].min(self.exp[2 * parent + 1]);
+            node = parent;
+        }
+    }
+
+    /// Recomputes the ancestors of `node`, below which slot `s` changed.
+    fn walk_up(&mut self, mut node: usize, s: u32) {
         while node > 1 {
             node /= 2;
             let before = (self.win[node], self.exp[node]);
