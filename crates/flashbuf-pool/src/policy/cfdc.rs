@@ -161,6 +161,15 @@ impl Cfdc {
         }
     }
 
+    /// A hit in the priority region: the page goes back to the working region. Out of
+    /// line, so that the common hit (in the working region) saves no registers for it.
+    #[inline(never)]
+    fn promote(&mut self, f: FrameId) {
+        self.unlink(f);
+        self.work.push_head(&mut self.links, f);
+        self.fill();
+    }
+
     #[inline]
     fn unlink(&mut self, f: FrameId) {
         match self.links.owner(f) {
@@ -194,9 +203,7 @@ impl Policy for Cfdc {
         if self.work.contains(&self.links, frame) {
             self.work.move_to_head(&mut self.links, frame);
         } else {
-            self.unlink(frame);
-            self.work.push_head(&mut self.links, frame);
-            self.fill();
+            self.promote(frame);
         }
     }
 
