@@ -156,57 +156,84 @@ impl ClusterSet {
     #[inline(always)]
     fn duel(&self, a: u32, b: u32) -> (u32, u64) {
         let (x, y) = (&self.slots[a as usize], &self.slots[b as usize]);
-        // Distinct clusters have distinct numbers: the tie order is strict.
-        let a_first_on_ties = (x.stamp, x.cluster) < (y.stamp, y.cluster);
         if x.draining | y.draining {
-            // Draining vs draining: a fixed order; draining vs not: 0 < P always.
-            let a_wins = if x.draining == y.draining {
-                a_first_on_ties
-            } else {
-                x.draining
-            };
-            return (if a_wins { a } else { b }, NEVER);
+            return draining_duel(a, x, b, y);
         }
         // P(a) < P(b)  ⇔  lhs = d_a·n_b²·(g − T_b) < rhs = d_b·n_a²·(g − T_a).
         let g = self.globaltime;
         let (wa, wb) = (weight(x, y), weight(y, x));
         let lhs = u128::from(wa) * u128::from(g - y.stamp);
         let rhs = u128::from(wb) * u128::from(g - x.stamp);
-        if lhs < rhs || (lhs == rhs && a_first_on_ties) {
-            (a, flip_time(g, rhs - lhs, wb, wa, !a_first_on_ties))
+        let a_wins = match lhs.cmp(&rhs) {
+            Ordering::Less => true,
+            Ordering::Greater => false,
+            Ordering::Equal => first_on_ties(x, y),
+        };
+        // The loser's certificate needs the tie order only when its line gains on the
+        // winner's (`α < β`), about one comparison in two.
+        if a_wins {
+            if wb >= wa {
+                return (a, NEVER);
+            }
+            (a, flip_time(g, rhs - lhs, wa - wb, !first_on_ties(x, y)))
         } else {
-            (b, flip_time(g, lhs - rhs, wa, wb, a_first_on_ties))
+            if wa >= wb {
+                return (b, NEVER);
+            }
+            (b, flip_time(g, lhs - rhs, wb - wa, first_on_ties(x, y)))
         }
     }
+}
+
+/// Whether cluster `x` comes before `y` among equal priorities: older timestamp, then
+/// smaller number (distinct clusters have distinct numbers: the order is strict).
+#[inline(always)]
+fn first_on_ties(x: &Slot, y: &Slot) -> bool {
+    (x.stamp, x.cluster) < (y.stamp, y.cluster)
+}
+
+/// [`ClusterSet::duel`] when a cluster drains: draining vs draining is a fixed order,
+/// draining vs not is `0 < P` always; either way the certificate never fails.
+#[cold]
+#[inline(never)]
+fn draining_duel(a: u32, x: &Slot, b: u32, y: &Slot) -> (u32, u64) {
+    let a_wins = if x.draining == y.draining {
+        first_on_ties(x, y)
+    } else {
+        x.draining
+    };
+    (if a_wins { a } else { b }, NEVER)
 }
 
 /// The first globaltime after `g` at which a loser comes before its winner. With winner
 /// `w` and loser `l`, `α = d_l·n_w²`, `β = d_w·n_l²`: the loser comes first at `g'` when
 /// `f(g') = α(g' − T_w) − β(g' − T_l)` is negative (or zero if it wins ties). `f` is linear
-/// in `g'` with slope `α − β`; `f_now = f(g) ≥ 0` (> 0 if the loser wins ties).
-#[inline]
-fn flip_time(g: u64, f_now: u128, alpha: u64, beta: u64, l_wins_ties: bool) -> u64 {
-    if alpha >= beta {
-        return NEVER;
-    }
-    let slope = beta - alpha;
+/// in `g'` with slope `α − β`, here `−slope < 0`; `f_now = f(g) ≥ 0` (> 0 if the loser wins
+/// ties).
+#[inline(always)]
+fn flip_time(g: u64, f_now: u128, slope: u64, l_wins_ties: bool) -> u64 {
     debug_assert!(f_now > 0 || !l_wins_ties, "loser already wins");
     // Steps k ≥ 1 until f − slope·k < 0 (≤ 0 if l wins ties). In 64 bits when f fits
     // (always, in practice): a 128-bit division costs several times more.
     let k = match u64::try_from(f_now) {
         Ok(f) if l_wins_ties => f.div_ceil(slope),
         Ok(f) => f / slope + 1,
-        Err(_) => {
-            let slope = u128::from(slope);
-            let k = if l_wins_ties {
-                f_now.div_ceil(slope)
-            } else {
-                f_now / slope + 1
-            };
-            u64::try_from(k).unwrap_or(NEVER)
-        }
+        Err(_) => wide_steps(f_now, slope, l_wins_ties),
     };
     g.checked_add(k).unwrap_or(NEVER)
+}
+
+/// [`flip_time`]'s steps when `f_now` does not fit in 64 bits.
+#[cold]
+#[inline(never)]
+fn wide_steps(f_now: u128, slope: u64, l_wins_ties: bool) -> u64 {
+    let slope = u128::from(slope);
+    let k = if l_wins_ties {
+        f_now.div_ceil(slope)
+    } else {
+        f_now / slope + 1
+    };
+    u64::try_from(k).unwrap_or(NEVER)
 }
 
 /// `dividend(x) · n(y)²`: below 2⁶⁰ (dividend < n·cluster_size ≤ 2³⁰, n² ≤ 2³⁰).
