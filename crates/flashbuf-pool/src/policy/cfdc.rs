@@ -31,6 +31,13 @@
 //!   empty, e.g. window 0) the working region's LRU-most evictable page. With window 0 CFDC
 //!   is LRU.
 //!
+//! # Cost, measured
+//! No-bytes replay of the TPC-C trace at 3% buffer (829 frames, first 1 M references,
+//! cachegrind): the policy's functions run 202 instructions per reference (LRU's: 41.5),
+//! half of them in the cluster tournament (walks 60, certificate failures 31, drains 11;
+//! `super::clustering::kinetic` has the counts) and 29 in `on_hit`. Before the
+//! tournament's shortcuts and the out-of-line priority-region hit: 333.
+//!
 //! [`super::reference::NaiveCfdc`] is the version that recomputes every priority from the
 //! formula at each decision; `tests/cfdc_differential.rs` checks they agree.
 

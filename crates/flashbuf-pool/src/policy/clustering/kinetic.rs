@@ -6,6 +6,16 @@
 //! Layout: node `k` (1 is the root, the leaf of slot `s` is `leaves + s`) is
 //! `tree[k / 2][k % 2]`, so the two children of node `k` are the pair `tree[k]`, one
 //! 32-byte block: a comparison reads one pair and writes one node.
+//!
+//! Measured (cachegrind, the policy alone over the whole TPC-C trace, 5.1 M references at
+//! 829 frames): 406 k pages enter the set, 1.48 M certificates fail (3.6 per globaltime
+//! tick) and the walks of changed clusters redo 3.2 M comparisons. Two shortcuts, both
+//! exact, took 3.8 M comparisons off: a draining cluster is ordered by timestamp and
+//! number only, so its pages coming and going start no walk (2.0 M), and starting to drain
+//! keeps the winner along the path and only lowers expiries (1.8 M nodes, no comparison).
+//! A recomputed node, winner and certificate together (`duel`), costs about 100
+//! instructions with its walk (303 M in `walk_up` for 3.2 M nodes, 155 M in `refresh` for
+//! 1.5 M).
 
 use super::cluster_set::{ClusterSet, Slot, NEVER, NIL};
 use std::cmp::Ordering;
