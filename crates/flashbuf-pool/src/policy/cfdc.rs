@@ -31,6 +31,13 @@
 //!   empty, e.g. window 0) the working region's LRU-most evictable page. With window 0 CFDC
 //!   is LRU.
 //!
+//! # Cost, measured
+//! No-bytes replay of the TPC-C trace at 3% buffer (829 frames, first 1 M references,
+//! cachegrind): the policy's functions run 202 instructions per reference (LRU's: 41.5),
+//! half of them in the cluster tournament (walks 60, certificate failures 31, drains 11;
+//! `super::clustering::kinetic` has the counts) and 29 in `on_hit`. Before the
+//! tournament's shortcuts and the out-of-line priority-region hit: 333.
+//!
 //! [`super::reference::NaiveCfdc`] is the version that recomputes every priority from the
 //! formula at each decision; `tests/cfdc_differential.rs` checks they agree.
 
@@ -161,6 +168,15 @@ impl Cfdc {
         }
     }
 
+    /// A hit in the priority region: the page goes back to the working region. Out of
+    /// line, so that the common hit (in the working region) saves no registers for it.
+    #[inline(never)]
+    fn promote(&mut self, f: FrameId) {
+        self.unlink(f);
+        self.work.push_head(&mut self.links, f);
+        self.fill();
+    }
+
     #[inline]
     fn unlink(&mut self, f: FrameId) {
         match self.links.owner(f) {
@@ -194,9 +210,7 @@ impl Policy for Cfdc {
         if self.work.contains(&self.links, frame) {
             self.work.move_to_head(&mut self.links, frame);
         } else {
-            self.unlink(frame);
-            self.work.push_head(&mut self.links, frame);
-            self.fill();
+            self.promote(frame);
         }
     }
 

@@ -4,6 +4,7 @@
 //! documentation of [`super`].
 
 use super::check_cluster_size;
+use super::kinetic::{Node, EMPTY_NODE};
 use flashbuf_core::{ConfigError, FrameId, PageId};
 use hashbrown::HashMap;
 
@@ -99,11 +100,8 @@ pub struct ClusterSet {
     pub(super) members: usize,
     /// Leaves of the tournament (a power of two, at least the number of slots).
     pub(super) leaves: usize,
-    /// Winner slot of each node (`NIL`: no live cluster below); node 1 is the root, the
-    /// leaf of slot `s` is `leaves + s`.
-    pub(super) win: Vec<u32>,
-    /// Earliest globaltime at which some certificate in the node's subtree fails.
-    pub(super) exp: Vec<u64>,
+    /// The tournament's nodes, by pairs of siblings (layout in `super::kinetic`).
+    pub(super) tree: Vec<[Node; 2]>,
     /// Scratch for the pinned slow path (capacity reserved up front).
     pub(super) order: Vec<u32>,
     /// Comparisons recomputed because globaltime reached their certificate.
@@ -133,8 +131,7 @@ impl ClusterSet {
             globaltime: 0,
             members: 0,
             leaves,
-            win: vec![NIL; 2 * leaves],
-            exp: vec![NEVER; 2 * leaves],
+            tree: vec![[EMPTY_NODE; 2]; leaves],
             order: Vec::with_capacity(slots),
             kinetic_events: 0,
         })
@@ -224,8 +221,13 @@ impl ClusterSet {
         slot.tail = i as u32;
         slot.n += 1;
         slot.cache();
+        let draining = slot.draining;
         self.members += 1;
-        self.update(s);
+        // A draining cluster's comparisons depend only on its timestamp and number, never
+        // on its pages: the tournament does not change.
+        if !draining {
+            self.update(s);
+        }
     }
 
     /// Removes `f` (in the set) from its cluster; an empty cluster disappears.
@@ -257,6 +259,7 @@ impl ClusterSet {
         slot.n -= 1;
         slot.cache();
         let empty = slot.n == 0;
+        let draining = slot.draining;
         let cluster = slot.cluster;
         self.prev[i] = NIL;
         self.next[i] = NIL;
@@ -266,8 +269,11 @@ impl ClusterSet {
             self.slots[s as usize] = EMPTY_SLOT;
             self.by_cluster.remove(&cluster);
             self.free.push(s);
+            self.update(s);
+        } else if !draining {
+            // As in `push`: a draining cluster's place does not depend on its pages.
+            self.update(s);
         }
-        self.update(s);
     }
 
     /// Sets the priority of `f`'s cluster to 0: it drains before any other.
@@ -275,7 +281,7 @@ impl ClusterSet {
         let s = self.slot_of[f.index()];
         if s != NIL && !self.slots[s as usize].draining {
             self.slots[s as usize].draining = true;
-            self.update(s);
+            self.update_drained(s);
         }
     }
 
@@ -306,7 +312,7 @@ impl ClusterSet {
         evictable: &dyn Fn(FrameId) -> bool,
         only_draining: bool,
     ) -> Option<FrameId> {
-        let root = self.win[1];
+        let root = self.root();
         if root == NIL {
             return None;
         }
@@ -433,18 +439,18 @@ impl ClusterSet {
         }
         // The tournament: every node's winner and certificate, from scratch.
         for node in (1..self.leaves).rev() {
-            let (a, b) = (self.win[2 * node], self.win[2 * node + 1]);
-            let w = match (a, b) {
+            let [l, r] = self.tree[node];
+            let w = match (l.win, r.win) {
                 (NIL, x) | (x, NIL) => x,
-                _ if self.less(a, b) => a,
-                _ => b,
+                (a, b) if self.less(a, b) => a,
+                (_, b) => b,
             };
-            if self.win[node] != w {
+            if self.node(node).win != w {
                 return Err(format!(
                     "clusters: tournament node {node} has a stale winner"
                 ));
             }
-            if self.exp[node] <= self.globaltime {
+            if self.node(node).exp <= self.globaltime {
                 return Err(format!(
                     "clusters: tournament node {node} has an expired certificate"
                 ));
@@ -452,7 +458,7 @@ impl ClusterSet {
         }
         for s in 0..self.slots.len() {
             let want = if self.slots[s].live { s as u32 } else { NIL };
-            if self.win[self.leaves + s] != want {
+            if self.node(self.leaves + s).win != want {
                 return Err(format!("clusters: leaf of slot {s} is stale"));
             }
         }
@@ -461,7 +467,7 @@ impl ClusterSet {
             .values()
             .copied()
             .min_by(|&a, &b| self.cmp_slots(a, b));
-        if best.unwrap_or(NIL) != self.win[1] {
+        if best.unwrap_or(NIL) != self.root() {
             return Err("clusters: the tournament's root is not the minimum".into());
         }
         Ok(())
