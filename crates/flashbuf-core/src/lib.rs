@@ -11,6 +11,7 @@
 //! - [`config`]: component names with typed options ([`config::Spec`], [`config::OptionSpec`],
 //!   [`config::Options`]), the grammar every registration table shares.
 //! - [`facts`]: [`DeviceFacts`], what the layers above know of a device's costs.
+//! - [`prefetch`]: cache prefetch hints for hot loops that know their next references.
 //!
 //! This crate has no I/O and no global state; every layer above depends on it.
 
@@ -21,6 +22,7 @@ pub mod data_mode;
 pub mod facts;
 pub mod ids;
 pub mod page;
+pub mod prefetch;
 pub mod ranges;
 pub mod rng;
 pub mod stats;

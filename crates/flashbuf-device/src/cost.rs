@@ -101,7 +101,7 @@ impl<D: Device> Device for CostDevice<D> {
         Ok(())
     }
 
-    crate::forward_device!(inner => len, set_len, max_len, alignment);
+    crate::forward_device!(inner => prefetch, len, set_len, max_len, alignment);
 
     fn stats(&self) -> DeviceStats {
         DeviceStats {

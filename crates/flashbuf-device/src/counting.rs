@@ -206,7 +206,7 @@ impl<D: Device> Device for CountingDevice<D> {
         }))
     }
 
-    crate::forward_device!(inner => len, set_len, max_len, stats, alignment, describe,
+    crate::forward_device!(inner => prefetch, len, set_len, max_len, stats, alignment, describe,
                            join_background);
 }
 

@@ -5,7 +5,7 @@
 /// inside an `impl Device for ...` block. The first argument says where the wrapped device
 /// is: a field of `self` (`inner => ...`), or behind a pointer (`deref => ...`, for
 /// `Arc<D>`/`Box<D>`); then the methods to forward, by name (`read_at`, `write_at`,
-/// `write_batch`, `read_head`, `write_head`, `write_heads`, `sync`, `len`, `set_len`,
+/// `write_batch`, `read_head`, `write_head`, `write_heads`, `prefetch`, `sync`, `len`, `set_len`,
 /// `max_len`, `stats`, `alignment`, `describe`, `background`, `join_background`).
 /// Forward `background` only if handing the inner device's background queue past the
 /// wrapper is sound (see [`Device::background`](crate::Device::background)); a wrapper
@@ -69,6 +69,11 @@ macro_rules! forward_device {
     (@method $to:tt write_heads) => {
         fn write_heads(&self, ops: &[$crate::HeadWrite<'_>]) -> ::core::result::Result<(), $crate::DeviceError> {
             $crate::Device::write_heads($crate::forward_device!(@to self $to), ops)
+        }
+    };
+    (@method $to:tt prefetch) => {
+        fn prefetch(&self, offset: u64, len: usize) {
+            $crate::Device::prefetch($crate::forward_device!(@to self $to), offset, len)
         }
     };
     (@method $to:tt sync) => {

@@ -131,6 +131,20 @@ impl Heads {
         true
     }
 
+    /// Hints the CPU that the head of the request `(offset, len)` will be read soon (its
+    /// length byte and its slot); `false`: the table does not serve the request.
+    #[inline]
+    pub(crate) fn prefetch(&self, offset: u64, len: usize) -> bool {
+        match self.slot(offset, len) {
+            Some(i) if i < self.lens.len() => {
+                flashbuf_core::prefetch::prefetch_at(&self.lens, i);
+                flashbuf_core::prefetch::prefetch(self.bytes.slot(i));
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// The slots a byte range `[offset, offset + n)` overlaps.
     fn overlapped(&self, offset: u64, n: usize) -> std::ops::Range<usize> {
         if self.count == 0 || n == 0 {

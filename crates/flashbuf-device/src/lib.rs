@@ -130,6 +130,13 @@ pub trait Device: Send + Sync {
             .collect();
         self.write_batch(&whole)
     }
+    /// A hint that the `len`-byte range at `offset` will be read soon (`fadvise`'s
+    /// `WILLNEED`): the device may start moving it towards memory. It is not a request:
+    /// it changes no byte, no counter and no clock, never fails, and may do nothing (the
+    /// default; a range it does not hold is ignored).
+    fn prefetch(&self, offset: u64, len: usize) {
+        let _ = (offset, len);
+    }
     /// Makes every completed write durable.
     fn sync(&self) -> Result<(), DeviceError>;
     /// Current size in bytes.
@@ -185,13 +192,13 @@ pub trait Device: Send + Sync {
 
 impl<D: Device + ?Sized> Device for Arc<D> {
     forward_device!(deref => read_at, write_at, write_batch, read_head, write_head,
-                    write_heads, sync, len, set_len, max_len, stats, alignment, describe,
+                    write_heads, prefetch, sync, len, set_len, max_len, stats, alignment, describe,
                     background, join_background);
 }
 
 impl<D: Device + ?Sized> Device for Box<D> {
     forward_device!(deref => read_at, write_at, write_batch, read_head, write_head,
-                    write_heads, sync, len, set_len, max_len, stats, alignment, describe,
+                    write_heads, prefetch, sync, len, set_len, max_len, stats, alignment, describe,
                     background, join_background);
 }
 

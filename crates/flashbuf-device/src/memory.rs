@@ -97,6 +97,18 @@ impl State {
         }
     }
 
+    /// Hints the first cache line of `(offset, len)`: its head slot if the table holds
+    /// one, else the image's byte at `offset` (the hardware prefetcher follows a page).
+    fn prefetch(&self, offset: u64, len: usize) {
+        if self.heads.prefetch(offset, len) {
+            return;
+        }
+        let (c, o) = (offset as usize / CHUNK_BYTES, offset as usize % CHUNK_BYTES);
+        if let Some(chunk) = self.chunks.get(c).and_then(|x| x.as_deref()) {
+            flashbuf_core::prefetch::prefetch_at(chunk, o);
+        }
+    }
+
     fn set_len(&mut self, len: u64) {
         if len < self.len {
             let chunks = &mut self.chunks;
@@ -248,6 +260,10 @@ impl Device for MemDevice {
             s.count_write(op.len);
         }
         Ok(())
+    }
+
+    fn prefetch(&self, offset: u64, len: usize) {
+        self.state.read().prefetch(offset, len);
     }
 
     fn sync(&self) -> Result<(), DeviceError> {

@@ -104,7 +104,7 @@ impl<S: PageStore> PageStore for ClusterRunStore<S> {
         batch.iter().for_each(|w| self.tally.record(w.pid));
         Ok(())
     }
-    forward_store!(inner => name, page_size, read_page, sync, stats, device_stats,
+    forward_store!(inner => name, page_size, read_page, prefetch_page, sync, stats, device_stats,
                    check_invariants, report);
 }
 

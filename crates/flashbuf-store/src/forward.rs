@@ -6,7 +6,7 @@
 /// store, inside an `impl PageStore for ...` block. The first argument says where the
 /// wrapped store is: a field of `self` (`inner => ...`), or behind a pointer (`deref =>
 /// ...`, for `Arc<S>`/`Box<S>`); then the methods to forward, by name (`name`,
-/// `page_size`, `read_page`, `write_page`, `write_pages`, `sync`, `stats`, `device_stats`,
+/// `page_size`, `read_page`, `write_page`, `write_pages`, `prefetch_page`, `sync`, `stats`, `device_stats`,
 /// `check_invariants`, `report`). A method neither written nor forwarded keeps the trait's
 /// default (if it has one) — the compiler names a required one that is missing.
 ///
@@ -75,6 +75,11 @@ macro_rules! forward_store {
             batch: &[$crate::PageWrite<'_>],
         ) -> ::core::result::Result<(), $crate::StoreError> {
             $crate::PageStore::write_pages($crate::forward_store!(@to self $to), batch)
+        }
+    };
+    (@method $to:tt prefetch_page) => {
+        fn prefetch_page(&self, pid: $crate::__core::PageId) {
+            $crate::PageStore::prefetch_page($crate::forward_store!(@to self $to), pid)
         }
     };
     (@method $to:tt sync) => {

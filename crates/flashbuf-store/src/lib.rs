@@ -119,6 +119,13 @@ pub trait PageStore: Send + Sync {
         }
         Ok(())
     }
+    /// A hint that `pid` will be read soon (PostgreSQL's `PrefetchBuffer`, an
+    /// `fadvise(WILLNEED)`): the store may start moving its copy towards memory. It
+    /// changes no result, counts nothing and may do nothing (the default); it never
+    /// fails (a page it cannot place is simply not hinted).
+    fn prefetch_page(&self, pid: PageId) {
+        let _ = pid;
+    }
     /// Makes every page written before the call durable.
     fn sync(&self) -> Result<(), StoreError>;
     /// Page counters.
@@ -141,11 +148,11 @@ pub trait PageStore: Send + Sync {
 }
 
 impl<S: PageStore + ?Sized> PageStore for Box<S> {
-    forward_store!(deref => name, page_size, read_page, write_page, write_pages, sync, stats,
-                   device_stats, check_invariants, report);
+    forward_store!(deref => name, page_size, read_page, write_page, write_pages,
+                   prefetch_page, sync, stats, device_stats, check_invariants, report);
 }
 
 impl<S: PageStore + ?Sized> PageStore for std::sync::Arc<S> {
-    forward_store!(deref => name, page_size, read_page, write_page, write_pages, sync, stats,
-                   device_stats, check_invariants, report);
+    forward_store!(deref => name, page_size, read_page, write_page, write_pages,
+                   prefetch_page, sync, stats, device_stats, check_invariants, report);
 }

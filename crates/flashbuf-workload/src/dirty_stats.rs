@@ -262,7 +262,7 @@ impl<S: PageStore> PageStore for WriteBackStats<S> {
         }
         Ok(())
     }
-    forward_store!(inner => name, page_size, sync, stats, device_stats, report,
+    forward_store!(inner => name, page_size, prefetch_page, sync, stats, device_stats, report,
                    check_invariants);
 }
 

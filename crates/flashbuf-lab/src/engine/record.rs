@@ -113,7 +113,7 @@ impl<S: PageStore> PageStore for Recorder<S> {
         }
         self.inner.write_pages(batch)
     }
-    forward_store!(inner => name, page_size, sync, stats, device_stats, check_invariants,
+    forward_store!(inner => name, page_size, prefetch_page, sync, stats, device_stats, check_invariants,
                    report);
 }
 

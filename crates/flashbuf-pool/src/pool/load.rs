@@ -82,6 +82,9 @@ impl<S: PageStore> BufferPool<S> {
         access: Access,
     ) -> Result<FrameId, PoolError> {
         let write = access.is_write();
+        // The read is certain: its copy moves towards the cache while the victim is chosen
+        // and written back.
+        self.store.prefetch_page(pid);
         // The pool lock is held until the frame is given back: no latch (`Frame::claim`).
         let taken = self.start_load(g, pid, access, false)?;
         let f = taken.frame;

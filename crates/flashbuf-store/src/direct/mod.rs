@@ -332,6 +332,13 @@ impl<D: Device> PageStore for DirectStore<D> {
         }
     }
 
+    /// Hints the device range the page lives at (nothing for a page beyond the range).
+    fn prefetch_page(&self, pid: PageId) {
+        if let Ok(off) = self.offset_of(pid) {
+            self.dev.prefetch(off, self.cfg.page_size);
+        }
+    }
+
     fn write_page(&self, pid: PageId, page: &[u8], _dirty: &DirtyRanges) -> Result<(), StoreError> {
         self.poison.check()?;
         self.check_sealed(pid, page)?;

@@ -194,7 +194,7 @@ impl<D: Device> Device for AsymmetryDevice<D> {
     fn write_heads(&self, ops: &[HeadWrite<'_>]) -> Result<(), DeviceError> {
         self.stretched(self.write_scale(), || self.inner.write_heads(ops))
     }
-    flashbuf_device::forward_device!(inner => sync, len, set_len, max_len, alignment);
+    flashbuf_device::forward_device!(inner => prefetch, sync, len, set_len, max_len, alignment);
     fn stats(&self) -> DeviceStats {
         let mut s = self.inner.stats();
         s.device_time_us += self.extra_us();

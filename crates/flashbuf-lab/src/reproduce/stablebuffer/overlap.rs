@@ -40,7 +40,7 @@ impl Device for SerialBackground {
         Some(Box::new(Arc::clone(&self.inner)))
     }
     forward_device!(inner => read_at, write_at, write_batch, read_head, write_head,
-        write_heads, sync, len, set_len, max_len, stats, alignment, describe);
+        write_heads, prefetch, sync, len, set_len, max_len, stats, alignment, describe);
 }
 
 /// The meter over [`SerialBackground`].
