@@ -315,6 +315,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn prefetch_changes_no_byte_and_no_counter() {
+        let d = MemDevice::new(0);
+        d.set_len(8 * 8192).unwrap();
+        d.write_head(8192, 8192, &[7; 64]).unwrap(); // a head in the table
+        d.write_at(3 * 8192, &[9; 100]).unwrap(); // bytes in the image
+        let before = d.stats();
+        for (offset, len) in [(8192, 8192), (3 * 8192, 8192), (5 * 8192, 8192), (0, 1)] {
+            d.prefetch(offset, len);
+        }
+        // Beyond the end, unaligned, absurd: ignored.
+        d.prefetch(u64::MAX - 10, usize::MAX);
+        d.prefetch(1 << 40, 8192);
+        assert_eq!(d.stats(), before);
+        let mut head = [0u8; 64];
+        d.read_head(8192, 8192, &mut head).unwrap();
+        assert_eq!(head, [7; 64]);
+        let mut buf = [0u8; 100];
+        d.read_at(3 * 8192, &mut buf).unwrap();
+        assert_eq!(buf, [9; 100]);
+    }
+
+    #[test]
     fn batch_is_all_or_nothing_on_range_errors() {
         let d = MemDevice::new(100);
         let r = d.write_batch(&[

@@ -83,13 +83,6 @@ impl PageTable {
         }
     }
 
-    /// Hints that `pid` will be looked up soon: starts loading its home slot's cache line
-    /// ([`flashbuf_core::prefetch`]); changes nothing.
-    #[inline]
-    pub fn prefetch(&self, pid: PageId) {
-        flashbuf_core::prefetch::prefetch_at(&self.slots, hash(pid) & self.mask);
-    }
-
     /// Inserts `pid → frame`; `pid` must not be in the table. `page_of(frame)` must already
     /// return `pid`.
     ///

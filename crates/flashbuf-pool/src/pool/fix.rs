@@ -12,10 +12,6 @@ use flashbuf_core::{FrameId, PageId};
 use flashbuf_store::PageStore;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
-/// How far ahead `access_many` hints a page's page-table slot (an access takes ≈ 50 ns, a
-/// line from the last-level cache or memory ≈ 50–150 ns).
-pub const PREFETCH_TABLE_AHEAD: usize = 8;
-
 impl<S: PageStore> BufferPool<S> {
     /// Fixes `pid` for reading: loads it on a miss; many readers may hold it at once.
     pub fn read(&self, pid: PageId) -> Result<PageReadGuard<'_, S>, PoolError> {
@@ -85,9 +81,6 @@ impl<S: PageStore> BufferPool<S> {
     /// waits. Decisions, counts and store calls are exactly those of the same accesses
     /// made one by one. `f` must be brief and must not touch the pool.
     ///
-    /// `key` may be called more than once per index and ahead of its access (to prefetch:
-    /// see [`PREFETCH_TABLE_AHEAD`]); it must name the same page and access every time.
-    ///
     /// On error, returns the index of the access that failed with the error; accesses
     /// before it were made.
     pub fn access_many<K, F>(
@@ -109,7 +102,6 @@ impl<S: PageStore> BufferPool<S> {
             let stop = n.min(i + ACCESS_RUN_MAX);
             let mut waits = None;
             while i < stop {
-                self.prefetch_ahead(&g, n, i, &mut key);
                 let (pid, access) = key(i);
                 let fr = match self.probe(&mut g, pid, access) {
                     Probe::Hit(fr) => fr,
@@ -147,19 +139,6 @@ impl<S: PageStore> BufferPool<S> {
             i += 1;
         }
         Ok(())
-    }
-
-    /// `access_many`'s prefetch (see [`PREFETCH_TABLE_AHEAD`]): before access `i`, hints
-    /// the page-table slot of access `i + d`, so that its lookup finds the line in the
-    /// cache. A hint changes no decision, count or store state.
-    #[inline(always)]
-    fn prefetch_ahead<K>(&self, g: &Inner, n: usize, i: usize, key: &mut K)
-    where
-        K: FnMut(usize) -> (PageId, Access),
-    {
-        if i + PREFETCH_TABLE_AHEAD < n {
-            g.table.prefetch(key(i + PREFETCH_TABLE_AHEAD).0);
-        }
     }
 
     /// Runs `f` on frame `fr` for access `i`.

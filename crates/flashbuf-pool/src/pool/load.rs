@@ -29,6 +29,8 @@ impl<S: PageStore> BufferPool<S> {
         access: Access,
     ) -> Result<FrameId, PoolError> {
         let write = access.is_write();
+        // The read is certain: its copy moves towards the cache meanwhile.
+        self.store.prefetch_page(pid);
         let taken = self.start_load(&mut g, pid, access, true)?;
         let f = taken.frame;
         let observe = g.observe_io;

@@ -114,3 +114,22 @@ fn batch_write_and_stats() {
     assert_eq!((st.page_writes, st.batches, st.page_reads), (4, 1, 4));
     s.check_invariants().unwrap();
 }
+
+#[test]
+fn prefetch_page_is_only_a_hint() {
+    let s = DirectStore::create(MemDevice::new(0), DirectStoreConfig::default()).unwrap();
+    s.write_page(PageId(3), &sealed(3, 7, 4096), &DirtyRanges::full(4096))
+        .unwrap();
+    let (stats, dev) = (s.stats(), s.device_stats());
+    // Written, never written, beyond the device, beyond the addressable range.
+    for pid in [3, 4, 1 << 30, u64::MAX] {
+        s.prefetch_page(PageId(pid));
+    }
+    assert_eq!((s.stats(), s.device_stats()), (stats, dev));
+    let mut buf = vec![0u8; 4096];
+    assert_eq!(
+        s.read_page(PageId(3), &mut buf).unwrap(),
+        ReadOutcome::Found
+    );
+    assert_eq!(buf, sealed(3, 7, 4096));
+}
