@@ -34,6 +34,10 @@
 //! Conventions where the paper is silent: a window without writes has `P_d^w = 0` (no
 //! dirty page would be evicted); an empty window leaves `M_c` unchanged (the caller does
 //! not run the advisor); for `M = 1` the only choice is `M_c = 1`.
+//!
+//! [`Curves::fill_and_clear`] takes the counters' entries one by one, not through
+//! `try_map`, inlined or not as unrelated code changed: 9.3 M or 21.1 M instructions per
+//! million TPC-C references at 1,241 frames (FD-Buffer, cachegrind); now 9.3 M always.
 
 use super::two_stack::HitCounters;
 
@@ -102,17 +106,24 @@ impl Curves {
     pub(crate) fn fill_and_clear(&mut self, c: &mut HitCounters) {
         self.begin(c);
         let m = c.m();
-        let mut parts = [
+        let [mut a, mut b, mut d, mut e] = [
             c.c_read.parts_mut(),
             c.c_write.parts_mut(),
             c.d_read.parts_mut(),
             c.d_write.parts_mut(),
         ];
+        // One by one: `each_mut().map(..)` goes through `try_map` (see the header).
+        let take = |(p, r): &mut (&mut [f64], &mut [f64]), s: usize| {
+            (std::mem::take(&mut p[s]), std::mem::take(&mut r[s]))
+        };
         let mut sums = Sums::default();
         for s in 1..=m {
-            let at = parts
-                .each_mut()
-                .map(|(p, r)| (std::mem::take(&mut p[s]), std::mem::take(&mut r[s])));
+            let at = [
+                take(&mut a, s),
+                take(&mut b, s),
+                take(&mut d, s),
+                take(&mut e, s),
+            ];
             self.step(s, at, &mut sums);
         }
         for k in [&mut c.c_read, &mut c.c_write, &mut c.d_read, &mut c.d_write] {
