@@ -35,7 +35,7 @@
 //! dirty page would be evicted); an empty window leaves `M_c` unchanged (the caller does
 //! not run the advisor); for `M = 1` the only choice is `M_c = 1`.
 //!
-//! [`Curves::fill_and_clear`] takes the counters' entries one by one, not through
+//! `Curves::fill_and_clear` takes the counters' entries one by one, not through
 //! `try_map`, inlined or not as unrelated code changed: 9.3 M or 21.1 M instructions per
 //! million TPC-C references at 1,241 frames (FD-Buffer, cachegrind); now 9.3 M always.
 
