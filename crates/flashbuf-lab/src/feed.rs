@@ -45,8 +45,7 @@ use std::thread::JoinHandle;
 mod map;
 
 pub use map::AddressMap;
-use map::PageBits;
-pub(crate) use map::PageSet;
+pub(crate) use map::PageBits;
 
 /// Page numbers per extent of the address map.
 pub const EXTENT_PAGES: u64 = 256;

@@ -118,51 +118,38 @@ impl AddressMap {
     }
 }
 
-/// A bitmap of dense page ids that counts as it goes (for a running count).
-#[derive(Debug, Default)]
-pub(crate) struct PageSet {
-    words: Vec<u64>,
-    len: u64,
-}
-
-impl PageSet {
-    /// Adds page `i`; true if it was new.
-    #[inline]
-    pub(crate) fn insert(&mut self, i: u64) -> bool {
-        let (w, b) = ((i / 64) as usize, 1u64 << (i % 64));
-        if w >= self.words.len() {
-            self.words.resize((w + 1).next_power_of_two(), 0);
-        }
-        let new = self.words[w] & b == 0;
-        if new {
-            self.words[w] |= b;
-            self.len += 1;
-        }
-        new
-    }
-
-    /// Distinct pages added.
-    pub(crate) fn len(&self) -> u64 {
-        self.len
-    }
-}
-
-/// A bitmap of dense page ids counted only at the end: marking is one OR, no branch on
-/// whether the page is new.
+/// A bitmap of dense page ids, counted only at the end: marking is one OR, no branch on
+/// whether the page is new (`insert` says it, for a caller that keeps a running count).
 #[derive(Debug, Default)]
 pub(crate) struct PageBits {
     words: Vec<u64>,
 }
 
 impl PageBits {
-    /// Adds page `i`.
+    /// The word holding page `i` (grown to reach it) and the page's bit.
     #[inline(always)]
-    pub(crate) fn mark(&mut self, i: u64) {
+    fn word(&mut self, i: u64) -> (&mut u64, u64) {
         let w = (i / 64) as usize;
         if w >= self.words.len() {
             self.words.resize((w + 1).next_power_of_two(), 0);
         }
-        self.words[w] |= 1u64 << (i % 64);
+        (&mut self.words[w], 1u64 << (i % 64))
+    }
+
+    /// Adds page `i`.
+    #[inline(always)]
+    pub(crate) fn mark(&mut self, i: u64) {
+        let (w, b) = self.word(i);
+        *w |= b;
+    }
+
+    /// Adds page `i`; true if it was new.
+    #[inline]
+    pub(crate) fn insert(&mut self, i: u64) -> bool {
+        let (w, b) = self.word(i);
+        let new = *w & b == 0;
+        *w |= b;
+        new
     }
 
     /// Distinct pages added.
@@ -247,9 +234,9 @@ mod tests {
         let got: Vec<u64> = refs.iter().map(|r| r.page.0).collect();
         assert_eq!(got, [0, 1, 256, 0, 456]);
         assert_eq!(seen.count(), 4);
-        let mut set = PageSet::default();
+        let mut set = PageBits::default();
         let new: Vec<bool> = got.iter().map(|&p| set.insert(p)).collect();
         assert_eq!(new, [true, true, true, false, true]);
-        assert_eq!(set.len(), 4);
+        assert_eq!(set.count(), 4);
     }
 }

@@ -6,7 +6,7 @@ use super::latency::Latency;
 use super::windows::Windows;
 use crate::config::Warmup;
 use crate::dirty::{DirtyStats, RangeSource};
-use crate::feed::{AddressMap, PageSet};
+use crate::feed::{AddressMap, PageBits};
 use crate::feed::{Feed, FeedSummary};
 use crate::oracle::Oracle;
 use crate::LabError;
@@ -86,7 +86,11 @@ pub(super) enum WarmupEnd {
     /// After this many references (if any remain after them).
     Refs(u64),
     /// After the reference that brings the distinct pages seen to `frames`.
-    Fill { frames: u64, seen: PageSet },
+    Fill {
+        frames: u64,
+        seen: PageBits,
+        distinct: u64,
+    },
 }
 
 impl WarmupEnd {
@@ -96,7 +100,8 @@ impl WarmupEnd {
             Warmup::Refs(n) => WarmupEnd::Refs(n),
             Warmup::Fill => WarmupEnd::Fill {
                 frames: frames as u64,
-                seen: PageSet::default(),
+                seen: PageBits::default(),
+                distinct: 0,
             },
         }
     }
@@ -107,9 +112,17 @@ impl WarmupEnd {
         match self {
             WarmupEnd::Never => None,
             WarmupEnd::Refs(n) => (pos + batch.len() as u64 > *n).then(|| (*n - pos) as usize),
-            WarmupEnd::Fill { frames, seen } => batch
+            WarmupEnd::Fill {
+                frames,
+                seen,
+                distinct,
+            } => batch
                 .iter()
-                .position(|r| seen.insert(r.page.0) && seen.len() == *frames)
+                .position(|r| {
+                    let new = seen.insert(r.page.0);
+                    *distinct += u64::from(new);
+                    new && *distinct == *frames
+                })
                 .map(|i| i + 1),
         }
     }
