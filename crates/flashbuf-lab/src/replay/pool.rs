@@ -264,13 +264,24 @@ fn check_and_stamp(
 ) {
     match page {
         PageAccess::Read(data) => oracle.check(pid, data),
-        PageAccess::Write(mut w) => {
-            oracle.check(pid, w.data());
-            change(&mut w);
-            let s = oracle.bump(pid);
-            w.write(0, &s);
-        }
+        PageAccess::Write(w) => write_and_stamp(oracle, pid, w, change),
     }
+}
+
+/// `check_and_stamp`'s write path, out of line: the read path alone is small enough for
+/// the compiler to inline the replay's closure into the pool's loop (cachegrind, 2 M
+/// references: the closure's call and register saves were ≈ 18 instructions per reference).
+#[inline(never)]
+fn write_and_stamp(
+    oracle: &mut Oracle,
+    pid: PageId,
+    mut w: PageWriter<'_>,
+    change: impl FnOnce(&mut PageWriter<'_>),
+) {
+    oracle.check(pid, w.data());
+    change(&mut w);
+    let s = oracle.bump(pid);
+    w.write(0, &s);
 }
 
 /// `access_all` with the ranges of a source applied to every write.

@@ -9,8 +9,9 @@ const NIL: u32 = u32::MAX;
 /// The link fields of every frame (8 bytes per frame).
 #[derive(Debug, Clone)]
 pub struct Links {
-    prev: Vec<u32>,
-    next: Vec<u32>,
+    /// Both neighbours of a frame side by side: a list operation touches one cache line
+    /// per frame it relinks, and one bounds check (cachegrind, LRU's hit: see `Link`).
+    link: Vec<Link>,
     /// Which list a frame is in (`NIL` = none): lets `remove` check membership.
     owner: Vec<u8>,
 }
@@ -25,6 +26,18 @@ pub struct List {
     len: usize,
 }
 
+/// A frame's neighbours: `prev` towards the head (newer), `next` towards the tail (older).
+#[derive(Debug, Clone, Copy)]
+struct Link {
+    prev: u32,
+    next: u32,
+}
+
+const UNLINKED: Link = Link {
+    prev: NIL,
+    next: NIL,
+};
+
 impl Links {
     /// Bytes of link state per frame.
     pub const BYTES_PER_FRAME: usize = 9;
@@ -33,8 +46,7 @@ impl Links {
     pub fn new(frames_count: usize) -> Self {
         assert!(frames_count < NIL as usize, "too many frames");
         Self {
-            prev: vec![NIL; frames_count],
-            next: vec![NIL; frames_count],
+            link: vec![UNLINKED; frames_count],
             owner: vec![u8::MAX; frames_count],
         }
     }
@@ -101,10 +113,12 @@ impl List {
         let i = f.0;
         debug_assert_eq!(links.owner[i as usize], u8::MAX, "{f} already linked");
         links.owner[i as usize] = self.id;
-        links.prev[i as usize] = NIL;
-        links.next[i as usize] = self.head;
+        links.link[i as usize] = Link {
+            prev: NIL,
+            next: self.head,
+        };
         if self.head != NIL {
-            links.prev[self.head as usize] = i;
+            links.link[self.head as usize].prev = i;
         } else {
             self.tail = i;
         }
@@ -118,10 +132,12 @@ impl List {
         let i = f.0;
         debug_assert_eq!(links.owner[i as usize], u8::MAX, "{f} already linked");
         links.owner[i as usize] = self.id;
-        links.next[i as usize] = NIL;
-        links.prev[i as usize] = self.tail;
+        links.link[i as usize] = Link {
+            prev: self.tail,
+            next: NIL,
+        };
         if self.tail != NIL {
-            links.next[self.tail as usize] = i;
+            links.link[self.tail as usize].next = i;
         } else {
             self.head = i;
         }
@@ -134,19 +150,18 @@ impl List {
     pub fn remove(&mut self, links: &mut Links, f: FrameId) {
         let i = f.index();
         debug_assert_eq!(links.owner[i], self.id, "{f} not in list {}", self.id);
-        let (p, n) = (links.prev[i], links.next[i]);
+        let Link { prev: p, next: n } = links.link[i];
         if p != NIL {
-            links.next[p as usize] = n;
+            links.link[p as usize].next = n;
         } else {
             self.head = n;
         }
         if n != NIL {
-            links.prev[n as usize] = p;
+            links.link[n as usize].prev = p;
         } else {
             self.tail = p;
         }
-        links.prev[i] = NIL;
-        links.next[i] = NIL;
+        links.link[i] = UNLINKED;
         links.owner[i] = u8::MAX;
         self.len -= 1;
     }
@@ -165,30 +180,32 @@ impl List {
             return;
         }
         // Not the head, so it has a predecessor.
-        let (p, n) = (links.prev[i as usize], links.next[i as usize]);
-        links.next[p as usize] = n;
+        let Link { prev: p, next: n } = links.link[i as usize];
+        links.link[p as usize].next = n;
         if n != NIL {
-            links.prev[n as usize] = p;
+            links.link[n as usize].prev = p;
         } else {
             self.tail = p;
         }
-        links.prev[i as usize] = NIL;
-        links.next[i as usize] = self.head;
-        links.prev[self.head as usize] = i;
+        links.link[i as usize] = Link {
+            prev: NIL,
+            next: self.head,
+        };
+        links.link[self.head as usize].prev = i;
         self.head = i;
     }
 
     /// The frame after `f` towards the tail (older).
     #[inline]
     pub fn next_older(&self, links: &Links, f: FrameId) -> Option<FrameId> {
-        let n = links.next[f.index()];
+        let n = links.link[f.index()].next;
         (n != NIL).then_some(FrameId(n))
     }
 
     /// The frame before `f` towards the head (newer).
     #[inline]
     pub fn next_newer(&self, links: &Links, f: FrameId) -> Option<FrameId> {
-        let p = links.prev[f.index()];
+        let p = links.link[f.index()].prev;
         (p != NIL).then_some(FrameId(p))
     }
 
@@ -200,7 +217,7 @@ impl List {
                 return None;
             }
             let f = FrameId(cur);
-            cur = links.prev[cur as usize];
+            cur = links.link[cur as usize].prev;
             Some(f)
         })
     }
@@ -217,7 +234,7 @@ impl List {
                     self.id, links.owner[cur as usize]
                 ));
             }
-            if links.prev[cur as usize] != prev {
+            if links.link[cur as usize].prev != prev {
                 return Err(format!("frame {cur} in list {}: broken prev link", self.id));
             }
             n += 1;
@@ -228,7 +245,7 @@ impl List {
                 ));
             }
             prev = cur;
-            cur = links.next[cur as usize];
+            cur = links.link[cur as usize].next;
         }
         if prev != self.tail {
             return Err(format!("list {}: tail mismatch", self.id));

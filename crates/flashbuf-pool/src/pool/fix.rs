@@ -151,11 +151,12 @@ impl<S: PageStore> BufferPool<S> {
         F: FnMut(usize, PageAccess<'_>),
     {
         let frame = &self.frames[fr.index()];
-        match access {
+        // One call site for `f`, so that the compiler can inline it into the loop.
+        let page = match access {
             Access::Read => {
                 // SAFETY: per the contract.
                 let page = unsafe { self.arena.page(fr) };
-                f(i, PageAccess::Read(&page[HEADER_BYTES..]));
+                PageAccess::Read(&page[HEADER_BYTES..])
             }
             Access::Write => {
                 let flags = frame.flags.load(Relaxed);
@@ -163,10 +164,12 @@ impl<S: PageStore> BufferPool<S> {
                     frame.flags.store(flags | DIRTY, Relaxed);
                 }
                 // SAFETY: per the contract.
-                let w = unsafe { PageWriter::new(self.arena.page_mut(fr), frame.dirty_mut()) };
-                f(i, PageAccess::Write(w));
+                PageAccess::Write(unsafe {
+                    PageWriter::new(self.arena.page_mut(fr), frame.dirty_mut())
+                })
             }
-        }
+        };
+        f(i, page);
     }
 
     /// Under the pool lock: if `pid` is resident, valid and unpinned, counts the hit, tells
