@@ -154,7 +154,13 @@ mod tests {
 
     #[test]
     fn stamp_words_are_the_stamp() {
-        for (p, v) in [(0u64, 0u32), (3, 0), (3, 1), (u64::MAX, u32::MAX), (1 << 40, 7)] {
+        for (p, v) in [
+            (0u64, 0u32),
+            (3, 0),
+            (3, 1),
+            (u64::MAX, u32::MAX),
+            (1 << 40, 7),
+        ] {
             let s = stamp(PageId(p), v);
             let (lo, hi) = stamp_words(PageId(p), v);
             assert_eq!(s[..8], lo.to_le_bytes(), "page {p} version {v}");
