@@ -8,6 +8,8 @@ use super::kinetic::{Node, EMPTY_NODE};
 use flashbuf_core::{ConfigError, FrameId, PageId};
 use hashbrown::HashMap;
 
+mod check;
+
 pub(super) const NIL: u32 = u32::MAX;
 pub(super) const NEVER: u64 = u64::MAX;
 
@@ -372,105 +374,6 @@ impl ClusterSet {
             numerator,
             denominator,
         }
-    }
-
-    /// Checks members, dividends, the hash table and the tournament against a recompute
-    /// from scratch; `Err` names the first problem.
-    pub fn check(&self) -> Result<(), String> {
-        let mut members = 0usize;
-        for (&cluster, &s) in &self.by_cluster {
-            let c = &self.slots[s as usize];
-            if !c.live || c.cluster != cluster {
-                return Err(format!(
-                    "clusters: slot {s} does not hold cluster {cluster}"
-                ));
-            }
-            let (mut n, mut sum, mut prev, mut cur) = (0u32, 0u64, NIL, c.head);
-            while cur != NIL {
-                let i = cur as usize;
-                if self.slot_of[i] != s || self.prev[i] != prev {
-                    return Err(format!(
-                        "clusters: frame {cur} badly linked in cluster {cluster}"
-                    ));
-                }
-                if self.pid[i] / self.cluster_size != cluster {
-                    return Err(format!(
-                        "clusters: page {} in cluster {cluster}",
-                        self.pid[i]
-                    ));
-                }
-                if prev != NIL {
-                    sum += self.pid[prev as usize].abs_diff(self.pid[i]);
-                }
-                n += 1;
-                if n > c.n {
-                    return Err(format!("clusters: cluster {cluster} longer than {}", c.n));
-                }
-                prev = cur;
-                cur = self.next[i];
-            }
-            if n != c.n
-                || n == 0
-                || prev != c.tail
-                || sum != c.sum
-                || c.div != dividend(c)
-                || c.n2 != u64::from(n) * u64::from(n)
-            {
-                return Err(format!(
-                    "clusters: cluster {cluster} has n={n} sum={sum}, records n={} sum={}",
-                    c.n, c.sum
-                ));
-            }
-            if c.stamp >= self.globaltime {
-                return Err(format!("clusters: cluster {cluster} stamped in the future"));
-            }
-            members += n as usize;
-        }
-        let linked = self.slot_of.iter().filter(|&&s| s != NIL).count();
-        if members != self.members || linked != members {
-            return Err(format!(
-                "clusters: {members} linked, {linked} frames claim a cluster, count {}",
-                self.members
-            ));
-        }
-        let live = self.slots.iter().filter(|c| c.live).count();
-        if live != self.by_cluster.len() || live + self.free.len() != self.slots.len() {
-            return Err("clusters: slot accounting broken".into());
-        }
-        // The tournament: every node's winner and certificate, from scratch.
-        for node in (1..self.leaves).rev() {
-            let [l, r] = self.tree[node];
-            let w = match (l.win, r.win) {
-                (NIL, x) | (x, NIL) => x,
-                (a, b) if self.less(a, b) => a,
-                (_, b) => b,
-            };
-            if self.node(node).win != w {
-                return Err(format!(
-                    "clusters: tournament node {node} has a stale winner"
-                ));
-            }
-            if self.node(node).exp <= self.globaltime {
-                return Err(format!(
-                    "clusters: tournament node {node} has an expired certificate"
-                ));
-            }
-        }
-        for s in 0..self.slots.len() {
-            let want = if self.slots[s].live { s as u32 } else { NIL };
-            if self.node(self.leaves + s).win != want {
-                return Err(format!("clusters: leaf of slot {s} is stale"));
-            }
-        }
-        let best = self
-            .by_cluster
-            .values()
-            .copied()
-            .min_by(|&a, &b| self.cmp_slots(a, b));
-        if best.unwrap_or(NIL) != self.root() {
-            return Err("clusters: the tournament's root is not the minimum".into());
-        }
-        Ok(())
     }
 }
 
