@@ -23,6 +23,23 @@ pub fn prefetch<T: ?Sized>(value: &T) {
     let _ = value;
 }
 
+/// Hints that the byte at address `addr` will be read soon. Any address is allowed: the
+/// instruction cannot fault, and nothing is dereferenced (for addresses published by one
+/// thread for another's hints, possibly stale by the time they are used).
+#[inline(always)]
+pub fn prefetch_address(addr: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: `_mm_prefetch` only hints the cache; it reads nothing architecturally
+        // and cannot fault, whatever the address. SSE is part of the x86_64 baseline.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(addr as *const i8)
+        };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = addr;
+}
+
 /// Hints that element `i` of `items` will be read soon; nothing if `i` is out of range.
 #[inline(always)]
 pub fn prefetch_at<T>(items: &[T], i: usize) {

@@ -14,6 +14,11 @@
 //! mix of requests wrote it. A head the table cannot take (longer, another length,
 //! misaligned, or beyond [`MAX_SLOTS`]) is the caller's to write into its image.
 
+mod hints;
+
+pub(crate) use hints::HeadHints;
+use std::sync::Arc;
+
 /// Longest head the table keeps.
 pub(crate) const HEAD_MAX_BYTES: usize = 64;
 
@@ -70,6 +75,8 @@ pub(crate) struct Heads {
     bytes: Chunks,
     /// Slots with a head.
     count: usize,
+    /// The layout published for lock-free prefetch hints ([`HeadHints`]).
+    hints: Arc<HeadHints>,
 }
 
 impl Heads {
@@ -88,13 +95,19 @@ impl Heads {
         }
         if self.granule == 0 && len.is_power_of_two() {
             self.granule = len as u64;
+            self.hints.publish_granule(self.granule);
         }
         let Some(i) = self.slot(offset, len) else {
             return false;
         };
         if i >= self.lens.len() {
             self.lens.resize(i + 1, 0);
+            self.hints.publish_lens(&self.lens);
+            let chunks = self.bytes.0.len();
             self.bytes.reach(i);
+            if self.bytes.0.len() != chunks {
+                self.hints.publish_chunks(&self.bytes.0);
+            }
         }
         if self.lens[i] == 0 {
             self.count += 1;
@@ -131,18 +144,9 @@ impl Heads {
         true
     }
 
-    /// Hints the CPU that the head of the request `(offset, len)` will be read soon (its
-    /// length byte and its slot); `false`: the table does not serve the request.
-    #[inline]
-    pub(crate) fn prefetch(&self, offset: u64, len: usize) -> bool {
-        match self.slot(offset, len) {
-            Some(i) if i < self.lens.len() => {
-                flashbuf_core::prefetch::prefetch_at(&self.lens, i);
-                flashbuf_core::prefetch::prefetch(self.bytes.slot(i));
-                true
-            }
-            _ => false,
-        }
+    /// The table's layout for lock-free prefetch hints (they follow every change).
+    pub(crate) fn hints(&self) -> Arc<HeadHints> {
+        Arc::clone(&self.hints)
     }
 
     /// The slots a byte range `[offset, offset + n)` overlaps.
@@ -202,6 +206,8 @@ impl Heads {
         }
         self.lens.truncate(first + 1);
         self.bytes.truncate(first + 1);
+        self.hints.publish_lens(&self.lens);
+        self.hints.publish_chunks(&self.bytes.0);
     }
 
     /// Moves slot `i`'s head (its bytes below `limit`) into the image and drops it.
@@ -306,6 +312,39 @@ mod tests {
         let mut t = Heads::default();
         assert!(t.put(0, 512, &[1; 8]));
         assert!(!t.put(MAX_SLOTS * 512, 512, &[1; 8]), "beyond the table");
+    }
+
+    #[test]
+    fn hints_follow_the_table() {
+        let mut d = Dev::new();
+        let h = d.heads.hints();
+        assert!(!h.prefetch(0, 4096), "nothing published yet");
+        d.write_head(0, 4096, &[1; 64]);
+        d.write_head((CHUNK_SLOTS as u64 + 5) * 4096, 4096, &[2; 64]);
+        assert!(h.prefetch(4096, 4096) && h.prefetch((CHUNK_SLOTS as u64 + 5) * 4096, 4096));
+        assert!(
+            !h.prefetch(4097, 4096) && !h.prefetch(0, 512),
+            "not the table's requests"
+        );
+        assert!(
+            !h.prefetch((CHUNK_SLOTS as u64 + 6) * 4096, 4096),
+            "beyond its slots"
+        );
+        for c in 0..2 {
+            let want = d.heads.bytes.0[c].as_ptr() as usize;
+            assert_eq!(h.chunk_address(c), want, "chunk {c}");
+        }
+        let image = &mut d.image;
+        d.heads.truncate(4096, |o, b| {
+            image[o as usize..o as usize + b.len()].copy_from_slice(b)
+        });
+        assert_eq!(h.chunk_address(1), 0, "a dropped chunk is unpublished");
+        assert!(h.prefetch(0, 4096) && !h.prefetch(3 * 4096, 4096));
+        assert_eq!(
+            d.read_head(0, 4096, 64),
+            vec![1; 64],
+            "hints change nothing"
+        );
     }
 
     #[test]

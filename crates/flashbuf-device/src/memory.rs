@@ -1,12 +1,13 @@
 //! An in-memory device: sparse fixed-size chunks behind a lock.
 
-use crate::heads::Heads;
+use crate::heads::{HeadHints, Heads};
 use crate::{
     check_head, check_range, counters::Counters, Device, DeviceError, HeadWrite, IoOp, WriteOp,
 };
 use flashbuf_core::DeviceStats;
 use parking_lot::RwLock;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// Bytes per chunk of a [`MemDevice`].
 const CHUNK_BYTES: usize = 1 << 20;
@@ -35,6 +36,8 @@ pub struct MemDevice {
     /// Copy of `state.len` readable without the lock (updated under the write lock).
     len: AtomicU64,
     counters: Counters,
+    /// The head table's layout, for hints without the lock.
+    hints: Arc<HeadHints>,
 }
 
 #[derive(Debug, Default)]
@@ -97,12 +100,9 @@ impl State {
         }
     }
 
-    /// Hints the first cache line of `(offset, len)`: its head slot if the table holds
-    /// one, else the image's byte at `offset` (the hardware prefetcher follows a page).
-    fn prefetch(&self, offset: u64, len: usize) {
-        if self.heads.prefetch(offset, len) {
-            return;
-        }
+    /// Hints the image's byte at `offset` (the hardware prefetcher follows a page); a head
+    /// slot is hinted without the lock ([`HeadHints`]).
+    fn prefetch_image(&self, offset: u64) {
         let (c, o) = (offset as usize / CHUNK_BYTES, offset as usize % CHUNK_BYTES);
         if let Some(chunk) = self.chunks.get(c).and_then(|x| x.as_deref()) {
             flashbuf_core::prefetch::prefetch_at(chunk, o);
@@ -164,11 +164,13 @@ impl MemDevice {
     /// cut to it; [`Device::len`] tells).
     pub fn new(len: u64) -> Self {
         let len = len.min(MEM_DEVICE_MAX_BYTES);
+        let state = State {
+            len,
+            ..State::default()
+        };
         Self {
-            state: RwLock::new(State {
-                len,
-                ..State::default()
-            }),
+            hints: state.heads.hints(),
+            state: RwLock::new(state),
             len: AtomicU64::new(len),
             counters: Counters::default(),
         }
@@ -191,6 +193,7 @@ impl MemDevice {
         s.write(0, &bytes);
         Self {
             len: AtomicU64::new(s.len),
+            hints: s.heads.hints(),
             state: RwLock::new(s),
             counters: Counters::default(),
         }
@@ -263,7 +266,10 @@ impl Device for MemDevice {
     }
 
     fn prefetch(&self, offset: u64, len: usize) {
-        self.state.read().prefetch(offset, len);
+        // The metadata mode's heads: without the lock. Else the image's first line.
+        if !self.hints.prefetch(offset, len) {
+            self.state.read().prefetch_image(offset);
+        }
     }
 
     fn sync(&self) -> Result<(), DeviceError> {
