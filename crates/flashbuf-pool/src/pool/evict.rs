@@ -69,6 +69,11 @@ impl<S: PageStore> BufferPool<S> {
         }
         let old = PageId(fr.page_id.load(Relaxed));
         let dirty = fr.flags.load(Relaxed) & DIRTY != 0;
+        if dirty {
+            // Its write-back follows: hint the store, so the cache miss on where the page
+            // goes overlaps the rest of the eviction.
+            self.store.prefetch_page(old);
+        }
         self.table_remove(inner, old, v);
         inner.policy.on_remove(v);
         inner.stats.evictions += 1;
