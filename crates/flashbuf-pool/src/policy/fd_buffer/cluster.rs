@@ -15,18 +15,28 @@
 //!   increment, so the divisor is never zero.
 //! - The victim cluster is the one of lowest priority at the moment of choice, compared
 //!   exactly (integer cross-multiplication, no floats); ties go to the older cluster.
-//!   The choice is a kinetic tournament over the clusters (`kinetic`), with the one-pass
-//!   exact scan as its fallback when the winner has no evictable page. Cluster numbers
-//!   are found in a [`PageMap`].
-//! - Measured (cachegrind, `flashbuf bench --data none --limit 2000000 --policy
-//!   fd-buffer`, TPC-C at 1,241 frames: 51,860 victim clusters, about 270 live clusters at
-//!   a choice, 3.3 clusters touched between two choices): the float scan it replaced cost
-//!   141 M instructions (`victim`) and 2,014 M in all; the tournament costs 151 M (catch-up
-//!   127 M, refresh 24 M) and 2,022 M in all: slower. Removing the chosen cluster (the
-//!   root's winner) redoes a comparison at every level (about 9 of the 11 comparisons per
-//!   choice): at this size the vectorised scan is cheaper. `cost=clustered`
-//!   (`victim=order`, no scan): 1,966 M -> 1,961 M (no float inputs kept per page
-//!   entering). Same decisions (misses, write-backs, cluster scans) at 1,241 and 400 frames.
+//!   The choice scans the live clusters once per *victim cluster* (not per eviction) — an
+//!   exact priority queue is impossible with a globaltime-dependent key. The scan is a
+//!   branch-free pass over dense arrays: the largest `1/P(c) = (g − t_c) · n_c² / div_c`
+//!   in floating point (a multiplication per cluster, no division), overall and per block
+//!   of 32 clusters; then, only inside the blocks that reach it, the clusters within a
+//!   relative `10⁻⁹` of it are compared exactly (float error is far below that, so the
+//!   exact minimum is always among them: the same cluster as a one-pass exact
+//!   comparison). Cluster numbers are found in a [`PageMap`].
+//! - The scan's float inputs (`live_t`, `live_r`) are kept only from the first choice by
+//!   priority on: `victim=order` (the `cost=clustered` variant) never scans and no longer
+//!   pays a division per page entering or leaving. Cachegrind, first 2 M TPC-C references
+//!   at 1,241 frames (`flashbuf bench --data none --limit 2000000`): `cost=clustered`
+//!   1,966.0 M -> 1,958.6 M instructions; `fd-buffer` 2,014.1 M -> 2,014.9 M (the check);
+//!   same decisions at 1,241 and 400 frames.
+//! - Tried and dropped: a kinetic tournament over the clusters (CFDC's idea, exact integer
+//!   certificates, lazy catch-up and refresh at the choice, a node's last comparison
+//!   reused while its certificate held; commit `be2333d` has it with its property test).
+//!   Same choices, but slower here: 151 M instructions in the choice against the scan's
+//!   141 M (2,022 M in all against 2,014 M). A choice comes every 2.9 dirty evictions,
+//!   with about 270 live clusters and 3.3 clusters touched since the last choice; removing
+//!   the winner alone redoes a comparison at each of the 9 levels (about 70 instructions
+//!   each with its certificate), against about 4 instructions per cluster for the scan.
 //! - Once chosen, the cluster's priority is 0: it *drains* — each following eviction from
 //!   the dirty pool takes its next page (first entered first) until it is empty
 //!   (`drain`, the papers' mode). In `batch` mode each eviction from the cluster also
@@ -38,15 +48,13 @@
 //!   send it to); a page leaves its cluster only when it leaves the dirty pool.
 
 mod check;
-mod kinetic;
 mod priority;
 #[cfg(test)]
 mod tests;
 
 use super::two_stack::PageMap;
 use flashbuf_core::FrameId;
-use kinetic::Tree;
-use priority::Key;
+use priority::Live;
 
 const NIL: u32 = u32::MAX;
 
@@ -116,12 +124,17 @@ pub struct Clusters {
     free_slots: Vec<u32>,
     /// Cluster number → slot (at most one cluster per frame).
     map: PageMap<u32>,
-    /// Live clusters' slots, densely.
-    active: Vec<u32>,
-    /// Each slot's priority inputs.
-    keys: Vec<Key>,
-    /// The kinetic tournament over slots (all live clusters but the draining one).
-    tree: Tree,
+    /// Live clusters, densely, with their priority inputs (scanned when choosing).
+    active: Vec<Live>,
+    /// `timestamp` of each `active` entry as a float (exact below 2⁵³).
+    live_t: Vec<f64>,
+    /// `n² / div` of each `active` entry (a float; `−1` marks it excluded during a scan).
+    live_r: Vec<f64>,
+    /// Scratch of the scan: the largest inverse priority of each block of `active`.
+    block_max: Vec<f64>,
+    /// Whether `live_t` and `live_r` are kept: from the first choice by priority on
+    /// (`victim=order` never scans, so never pays for them).
+    ranked: bool,
     globaltime: u64,
     draining: u32,
     /// Clusters examined when choosing victim clusters.
@@ -143,8 +156,11 @@ impl Clusters {
             free_slots: Vec::new(),
             map: PageMap::new(frames_count, NIL),
             active: Vec::new(),
-            keys: Vec::new(),
-            tree: Tree::default(),
+            live_t: Vec::new(),
+            live_r: Vec::new(),
+            // At most one cluster per frame: the scratch never grows during a run.
+            block_max: Vec::with_capacity(frames_count / 32 + 1),
+            ranked: false,
             globaltime: 0,
             draining: NIL,
             scanned: 0,
@@ -154,11 +170,11 @@ impl Clusters {
 
     /// Bytes of state per frame for `m` frames: links, cluster slot, page, and the
     /// frame's share of the cluster records (at most one cluster per frame: the record,
-    /// its dense entry and its key) and of the cluster map and the tournament.
+    /// the scan's entry and floats) and of the cluster map.
     pub fn bytes_per_frame(&self, m: usize) -> usize {
         let map = self.map.capacity() * PageMap::<u32>::slot_bytes();
-        let cluster = std::mem::size_of::<Cluster>() + 4 + std::mem::size_of::<Key>();
-        4 + 4 + 4 + 8 + cluster + (map + self.tree.bytes()).div_ceil(m.max(1))
+        let cluster = std::mem::size_of::<Cluster>() + std::mem::size_of::<Live>() + 2 * 8;
+        4 + 4 + 4 + 8 + cluster + map.div_ceil(m.max(1))
     }
 
     /// Clusters examined so far when choosing victim clusters.
@@ -206,11 +222,19 @@ impl Clusters {
                     }
                     None => {
                         self.slots.push(c);
-                        self.keys.push(Key::default());
                         (self.slots.len() - 1) as u32
                     }
                 };
-                self.active.push(s);
+                self.active.push(Live {
+                    slot: s,
+                    n: 0,
+                    div: 1,
+                    timestamp: self.globaltime,
+                });
+                if self.ranked {
+                    self.live_t.push(self.globaltime as f64);
+                    self.live_r.push(0.0);
+                }
                 self.map.insert(no, s);
                 s
             }
@@ -229,10 +253,18 @@ impl Clusters {
         }
         c.last = f.0;
         c.n += 1;
-        self.keys[slot as usize] = Key::of(c);
-        if slot != self.draining {
-            self.touch(slot);
+        let (pos, live) = (c.active_pos as usize, Live::of(slot, c));
+        self.put_live(pos, live);
+    }
+
+    /// Stores the priority inputs of the `active` entry at `pos`.
+    #[inline]
+    fn put_live(&mut self, pos: usize, live: Live) {
+        if self.ranked {
+            self.live_t[pos] = live.timestamp as f64;
+            self.live_r[pos] = live.inverse_density();
         }
+        self.active[pos] = live;
     }
 
     /// Frame `f` left the dirty pool.
@@ -269,21 +301,20 @@ impl Clusters {
             let (no, pos) = (c.no, c.active_pos as usize);
             self.map.remove(no);
             self.active.swap_remove(pos);
-            if let Some(&moved) = self.active.get(pos) {
-                self.slots[moved as usize].active_pos = pos as u32;
+            if self.ranked {
+                self.live_t.swap_remove(pos);
+                self.live_r.swap_remove(pos);
+            }
+            if let Some(moved) = self.active.get(pos) {
+                self.slots[moved.slot as usize].active_pos = pos as u32;
             }
             self.free_slots.push(slot);
             if self.draining == slot {
-                // Out of the tournament already.
                 self.draining = NIL;
-            } else {
-                self.touch(slot);
             }
         } else {
-            self.keys[slot as usize] = Key::of(c);
-            if slot != self.draining {
-                self.touch(slot);
-            }
+            let (pos, live) = (c.active_pos as usize, Live::of(slot, c));
+            self.put_live(pos, live);
         }
     }
 
@@ -306,36 +337,18 @@ impl Clusters {
                 return Some(f);
             }
         }
-        // `scanned` counts what the scan of every live cluster would examine.
-        self.scanned += self.active.len() as u64;
-        let mut b = self.root_winner()?;
         let mut skip: Vec<u32> = Vec::new();
         loop {
+            self.scanned += self.active.len() as u64;
+            let b = self.lowest_priority(&skip)?;
             if let Some(f) = self.first_evictable(b, evictable) {
-                self.set_draining(b);
+                self.draining = b;
                 self.drained.0 += 1;
                 self.drained.1 += u64::from(self.slots[b as usize].n);
                 return Some(f);
             }
-            // The winner has no evictable page: the next ones by exact scans (rare).
             skip.push(b);
-            self.scanned += self.active.len() as u64;
-            b = self.lowest_priority(&skip)?;
         }
-    }
-
-    /// Makes `slot` the draining cluster (priority 0, out of the tournament); the cluster
-    /// draining before, if still live, goes back into the tournament.
-    fn set_draining(&mut self, slot: u32) {
-        let old = self.draining;
-        if old == slot {
-            return;
-        }
-        self.draining = slot;
-        if old != NIL {
-            self.touch(old);
-        }
-        self.touch(slot);
     }
 
     /// The draining cluster's first evictable page, if a cluster is draining and has one.
@@ -350,7 +363,7 @@ impl Clusters {
     pub fn start_draining(&mut self, f: FrameId) {
         let slot = self.slot_of[f.index()];
         if slot != NIL {
-            self.set_draining(slot);
+            self.draining = slot;
             self.drained.0 += 1;
             self.drained.1 += u64::from(self.slots[slot as usize].n);
         }

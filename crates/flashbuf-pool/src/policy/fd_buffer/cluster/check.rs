@@ -1,17 +1,19 @@
 //! The clusters' invariant checks.
 
-use super::{Clusters, Key, NIL};
+use super::{Clusters, Live, NIL};
 use flashbuf_core::FrameId;
 
 impl Clusters {
     /// Checks cluster lists, counts and dividends; `members` is the dirty pool.
     pub fn check(&self, in_dirty_pool: &dyn Fn(FrameId) -> bool) -> Result<(), String> {
         let mut total = 0usize;
-        for (pos, &s) in self.active.iter().enumerate() {
+        for (pos, l) in self.active.iter().enumerate() {
+            let s = l.slot;
             let c = &self.slots[s as usize];
             if c.active_pos as usize != pos
                 || self.map.get(c.no) != Some(s)
-                || self.keys[s as usize] != Key::of(c)
+                || l.slot != s
+                || (l.n, l.div, l.timestamp) != (c.n, Live::of(s, c).div, c.timestamp)
             {
                 return Err(format!("cluster {} badly registered", c.no));
             }
