@@ -83,7 +83,7 @@ fn for_each_at_least(
 
 /// `a < b` in priority (exact): `div_a/(n_a² (g−t_a)) < div_b/(n_b² (g−t_b))`, ties by age.
 #[inline]
-fn lower_priority(a: &Live, b: &Live, g: u64) -> bool {
+pub(super) fn lower_priority(a: &Live, b: &Live, g: u64) -> bool {
     let den = |c: &Live| (c.n as u128) * (c.n as u128) * (g - c.timestamp) as u128;
     let lhs = a.div as u128 * den(b);
     let rhs = b.div as u128 * den(a);
@@ -91,9 +91,22 @@ fn lower_priority(a: &Live, b: &Live, g: u64) -> bool {
 }
 
 impl Clusters {
+    /// Starts keeping the scan's float inputs: each live cluster's, as `put_live` would
+    /// have stored them.
+    #[cold]
+    #[inline(never)]
+    fn rank(&mut self) {
+        self.live_t = self.active.iter().map(|l| l.timestamp as f64).collect();
+        self.live_r = self.active.iter().map(Live::inverse_density).collect();
+        self.ranked = true;
+    }
+
     /// The slot of the live cluster of lowest priority, leaving out the draining one and
     /// those in `skip`.
     pub(super) fn lowest_priority(&mut self, skip: &[u32]) -> Option<u32> {
+        if !self.ranked {
+            self.rank();
+        }
         let draining = (self.draining != NIL).then_some(self.draining);
         let excluded = skip.iter().copied().chain(draining);
         for slot in excluded.clone() {
