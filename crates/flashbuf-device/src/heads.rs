@@ -65,6 +65,17 @@ impl Chunks {
     }
 }
 
+/// What [`Heads::get`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Got {
+    /// The head, copied.
+    Head,
+    /// A request the table serves, with no head kept: the image alone holds its bytes.
+    NoHead,
+    /// A request the table does not serve: the image, with the heads overlaid.
+    NotServed,
+}
+
 /// Heads by slot (module docs).
 #[derive(Debug, Default)]
 pub(crate) struct Heads {
@@ -121,27 +132,32 @@ impl Heads {
         true
     }
 
-    /// Fills `head` from the table if it holds the request's head; `false`: read the image
-    /// (and [`Heads::overlay`] it).
-    pub(crate) fn get(&self, offset: u64, len: usize, head: &mut [u8]) -> bool {
+    /// Fills `head` from the table if it holds the request's head ([`Got::Head`]). Else
+    /// the caller reads its image: only the image for [`Got::NoHead`] (a request the table
+    /// serves whose slot is empty: no other slot's head reaches into it), the image with
+    /// [`Heads::overlay`] for [`Got::NotServed`].
+    pub(crate) fn get(&self, offset: u64, len: usize, head: &mut [u8]) -> Got {
         let Some(i) = self.slot(offset, len) else {
-            return false;
+            return Got::NotServed;
         };
         let n = match self.lens.get(i) {
             Some(&n) if n != 0 => n as usize,
-            _ => return false,
+            // A head ends before the next slot (`put`: shorter than the request), so a read
+            // within this request's slot meets no other head.
+            _ if head.len() as u64 <= self.granule => return Got::NoHead,
+            _ => return Got::NotServed,
         };
         let slot = self.bytes.slot(i);
         if let (HEAD_MAX_BYTES, Ok(whole)) = (n, <&mut [u8; HEAD_MAX_BYTES]>::try_from(&mut *head))
         {
             // The metadata mode's case: a whole slot, copied without a call to `memcpy`.
             *whole = *slot;
-            return true;
+            return Got::Head;
         }
         let k = n.min(head.len());
         head[..k].copy_from_slice(&slot[..k]);
         head[k..].fill(0);
-        true
+        Got::Head
     }
 
     /// The table's layout for lock-free prefetch hints (they follow every change).
@@ -267,8 +283,13 @@ mod tests {
         }
         fn read_head(&self, off: u64, len: usize, n: usize) -> Vec<u8> {
             let mut b = vec![0u8; n];
-            if !self.heads.get(off, len, &mut b) {
-                b = self.read(off, n);
+            match self.heads.get(off, len, &mut b) {
+                Got::Head => {}
+                Got::NoHead => {
+                    b.copy_from_slice(&self.image[off as usize..off as usize + n]);
+                    assert_eq!(b, self.read(off, n), "no head reaches into {off}");
+                }
+                Got::NotServed => b = self.read(off, n),
             }
             b
         }
@@ -312,6 +333,37 @@ mod tests {
         let mut t = Heads::default();
         assert!(t.put(0, 512, &[1; 8]));
         assert!(!t.put(MAX_SLOTS * 512, 512, &[1; 8]), "beyond the table");
+    }
+
+    #[test]
+    fn an_empty_slot_reads_the_image_alone() {
+        let mut d = Dev::new();
+        d.write_head(0, 4096, &[1; 64]);
+        d.write_head(2 * 4096, 4096, &[3; 64]);
+        d.write(4096, &[9; 100]); // bytes, not a head, between two heads
+        let mut b = [0u8; 64];
+        assert_eq!(d.heads.get(4096, 4096, &mut b), Got::NoHead);
+        assert_eq!(d.read_head(4096, 4096, 64), vec![9; 64]);
+        assert_eq!(
+            d.heads.get(5 * 4096, 4096, &mut b),
+            Got::NoHead,
+            "beyond the slots"
+        );
+        assert_eq!(d.read_head(5 * 4096, 4096, 64), vec![0; 64]);
+        assert_eq!(
+            d.heads.get(4096 + 8, 4096, &mut b),
+            Got::NotServed,
+            "misaligned"
+        );
+        // A byte write over a head moves it to the image: its slot is empty, the image
+        // holds it.
+        d.write(2 * 4096 + 10, &[5; 2]);
+        assert_eq!(d.heads.get(2 * 4096, 4096, &mut b), Got::NoHead);
+        let r = d.read_head(2 * 4096, 4096, 64);
+        assert_eq!(
+            (&r[..10], &r[10..12], &r[12..]),
+            (&[3; 10][..], &[5; 2][..], &[3; 52][..])
+        );
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! An in-memory device: sparse fixed-size chunks behind a lock.
 
-use crate::heads::{HeadHints, Heads};
+use crate::heads::{Got, HeadHints, Heads};
 use crate::{
     check_head, check_range, counters::Counters, Device, DeviceError, HeadWrite, IoOp, WriteOp,
 };
@@ -95,8 +95,11 @@ impl State {
     }
 
     fn read_head(&self, offset: u64, len: usize, head: &mut [u8]) {
-        if !self.heads.get(offset, len, head) {
-            self.read(offset, head);
+        match self.heads.get(offset, len, head) {
+            Got::Head => {}
+            // A page never written in the metadata mode (its first read): no overlay.
+            Got::NoHead => self.read_chunks(offset, head),
+            Got::NotServed => self.read(offset, head),
         }
     }
 

@@ -7,7 +7,7 @@ use super::nand::{NandGeometry, WearSummary};
 use super::profiles::{DeviceModel, SimProfile};
 use super::queue::{Queues, StreamId};
 use super::steady::{precondition_ftl, preconditioned, Precondition, SteadyReport};
-use crate::heads::Heads;
+use crate::heads::{Got, Heads};
 use crate::{Device, DeviceError, HeadWrite, WriteOp};
 use flashbuf_core::DeviceStats;
 use parking_lot::Mutex;
@@ -305,7 +305,7 @@ impl Inner {
 
     /// Fills `head` with the first bytes of the `len`-byte range at `offset`.
     pub(super) fn read_image_head(&self, offset: u64, len: usize, head: &mut [u8]) {
-        if !self.heads.get(offset, len, head) {
+        if self.heads.get(offset, len, head) != Got::Head {
             let at = offset as usize;
             head.copy_from_slice(&self.image[at..at + head.len()]);
             self.heads.overlay(offset, head);

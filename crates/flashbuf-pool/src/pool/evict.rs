@@ -41,7 +41,6 @@ impl<S: PageStore> BufferPool<S> {
             fr.pins.load(Acquire) == 0 && fr.flags.load(Relaxed) & VALID != 0
         };
         let inner = g;
-        let policy_name = inner.policy.name();
         let victim = match inner.policy.choose_victim(&evictable) {
             Some(v) => v,
             None => {
@@ -56,14 +55,14 @@ impl<S: PageStore> BufferPool<S> {
         }
         if v.index() >= self.frames.len() || !evictable(v) {
             return Err(PoolError::Policy {
-                policy: policy_name,
+                policy: inner.policy.name(),
                 detail: format!("chose {v}, which is pinned, free or unknown"),
             });
         }
         let fr = &self.frames[v.index()];
         if !fr.claim(latch) {
             return Err(PoolError::Policy {
-                policy: policy_name,
+                policy: inner.policy.name(),
                 detail: format!("chose {v}, whose latch is held"),
             });
         }
