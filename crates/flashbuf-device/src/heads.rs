@@ -65,6 +65,15 @@ impl Chunks {
     }
 }
 
+/// The slot of a request of `len` bytes at `offset` in a table of `granule` (0: none yet;
+/// else a power of two, so a shift and a mask, no division: this runs on every miss).
+#[inline(always)]
+fn slot_of(granule: u64, offset: u64, len: usize) -> Option<usize> {
+    let served = granule != 0 && len as u64 == granule && offset & (granule - 1) == 0;
+    let i = offset >> granule.trailing_zeros();
+    (served && i < MAX_SLOTS).then_some(i as usize)
+}
+
 /// What [`Heads::get`] found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Got {
@@ -92,10 +101,9 @@ pub(crate) struct Heads {
 
 impl Heads {
     /// The slot of a request of `len` bytes at `offset`, if the table serves it.
+    #[inline]
     fn slot(&self, offset: u64, len: usize) -> Option<usize> {
-        let g = self.granule;
-        (g != 0 && len as u64 == g && offset.is_multiple_of(g) && offset / g < MAX_SLOTS)
-            .then(|| (offset / g) as usize)
+        slot_of(self.granule, offset, len)
     }
 
     /// Keeps `head` of the request `(offset, len)`; `false`: the caller writes it into its

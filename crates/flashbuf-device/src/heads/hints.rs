@@ -9,7 +9,7 @@
 //! stale (a chunk just dropped, length bytes just moved), and prefetching it is harmless —
 //! the instruction cannot fault and changes no result; nothing here is ever dereferenced.
 
-use super::{Slot, CHUNK_SLOTS, MAX_SLOTS};
+use super::{slot_of, Slot, CHUNK_SLOTS, MAX_SLOTS};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 /// The published addresses (module docs).
@@ -63,11 +63,9 @@ impl HeadHints {
     /// `false`: the table does not serve the request, or has no slot for it yet.
     #[inline]
     pub(crate) fn prefetch(&self, offset: u64, len: usize) -> bool {
-        let g = self.granule.load(Relaxed);
-        if g == 0 || len as u64 != g || !offset.is_multiple_of(g) || offset / g >= MAX_SLOTS {
+        let Some(i) = slot_of(self.granule.load(Relaxed), offset, len) else {
             return false;
-        }
-        let i = (offset / g) as usize;
+        };
         if i >= self.lens_len.load(Relaxed) {
             return false;
         }
