@@ -70,7 +70,7 @@ impl Chunks {
 #[inline(always)]
 fn slot_of(granule: u64, offset: u64, len: usize) -> Option<usize> {
     let served = granule != 0 && len as u64 == granule && offset & (granule - 1) == 0;
-    let i = offset >> granule.trailing_zeros();
+    let i = offset.wrapping_shr(granule.trailing_zeros()); // granule 0: not served anyway
     (served && i < MAX_SLOTS).then_some(i as usize)
 }
 
