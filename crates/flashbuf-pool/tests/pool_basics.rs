@@ -323,7 +323,7 @@ fn closure_access_records_ranges_and_falls_back_when_pinned() {
 
 #[test]
 fn metadata_stays_within_64_bytes_per_frame_under_churn() {
-    for frames in [1usize, 7, 413, 1241, 4139, 20_000] {
+    for frames in [1usize, 7, 413, 1241, 4097, 4139, 20_000] {
         let pool = BufferPool::new(mem_store(512), frames, Box::new(Lru::new(frames))).unwrap();
         // Many more distinct pages than frames: constant insert/remove churn.
         for i in 0..(frames as u64 * 6).max(200) {
