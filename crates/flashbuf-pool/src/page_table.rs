@@ -47,7 +47,7 @@ impl PageTable {
     ///
     /// Under 0.58 full, a removal's backward shift and a miss's probe stay short: with the
     /// next power of two above 1.25 × (load ≤ 0.8; 0.61 at 1,241 frames) the table cost
-    /// 131 M of a no-bytes LRU replay's 888.8 M instructions (2 M TPC-C references,
+    /// 130 M of a no-bytes LRU replay's 888.8 M instructions (2 M TPC-C references,
     /// cachegrind), at load 0.30 it costs 82 M (840.7 M in all, −5.4 %), for 8 more bytes
     /// per frame there. At most 14 bytes per frame, so the metadata stays within 64 bytes
     /// per frame (`pool_basics`; "the next power of two above 2 ×" reached 16 bytes at
