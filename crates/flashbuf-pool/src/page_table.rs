@@ -15,8 +15,10 @@
 //!
 //! Why not `hashbrown`: its tombstones make a table under constant insert/remove churn
 //! either rehash (allocating) or double once it is over half full; a table that never
-//! grows would need at least 2.3 buckets per frame (≥ 11.5 bytes), and with the 40-byte
-//! frame header and the policy's links that breaks the 64-byte-per-frame budget.
+//! grows would need at least 2.3 buckets per frame, up to 4.6 once rounded to a power of
+//! two (11.5–23 bytes at 5 bytes a bucket, more with the page id as its key), and with the
+//! 40-byte frame header and the policy's links that breaks the 64-byte-per-frame budget
+//! (this table: at most 14 bytes, see [`PageTable::new`]).
 
 use flashbuf_core::{FrameId, PageId};
 
