@@ -3,93 +3,138 @@
 //! off in one pass over the non-zero words (see the module documentation of [`super`],
 //! *In memory*).
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+
 /// Pages the bitmap covers at most (16 MiB of bits; 1 TiB of 8 KB pages).
 pub(super) const BITS_MAX_PAGES: u64 = 1 << 27;
 
-/// A bit per page below [`BITS_MAX_PAGES`]; `summary` has bit `i` set exactly when
-/// `words[i]` is non-zero.
-#[derive(Debug, Default)]
+/// Pages per chunk: the bitmap is allocated 64 KiB of bits at a time, where written.
+const CHUNK_PAGES: u64 = 1 << 19;
+const CHUNK_WORDS: usize = (CHUNK_PAGES / 64) as usize;
+const CHUNKS: usize = (BITS_MAX_PAGES / CHUNK_PAGES) as usize;
+
+/// A chunk's bits and its summary (bit `i` set once `words[i]` is non-zero).
+#[derive(Debug)]
+struct Chunk {
+    words: Box<[AtomicU64]>,
+    summary: Box<[AtomicU64]>,
+}
+
+impl Chunk {
+    fn new() -> Self {
+        let zeros = |n: usize| (0..n).map(|_| AtomicU64::new(0)).collect();
+        Self {
+            words: zeros(CHUNK_WORDS),
+            summary: zeros(CHUNK_WORDS / 64),
+        }
+    }
+}
+
+/// A bit per page below [`BITS_MAX_PAGES`], shared without a lock: a test is one load,
+/// the insert of a page already in the set one load, a first insert one or two atomic ORs
+/// (the page's word, then the summary's, so that a reader that sees the summary bit
+/// sees the word).
+#[derive(Debug)]
 pub(super) struct Bits {
-    words: Vec<u64>,
-    summary: Vec<u64>,
+    chunks: Box<[OnceLock<Chunk>]>,
+}
+
+impl Default for Bits {
+    fn default() -> Self {
+        Self {
+            chunks: (0..CHUNKS).map(|_| OnceLock::new()).collect(),
+        }
+    }
+}
+
+/// (chunk, word in the chunk, bit) of page `p` (below the limit).
+#[inline(always)]
+fn place(p: u64) -> (usize, usize, u64) {
+    (
+        (p / CHUNK_PAGES) as usize,
+        ((p % CHUNK_PAGES) / 64) as usize,
+        1 << (p % 64),
+    )
 }
 
 impl Bits {
     /// Whether page `p` is in the set (false for every page from the limit on).
     #[inline]
     pub(super) fn contains(&self, p: u64) -> bool {
-        self.words
-            .get((p / 64) as usize)
-            .is_some_and(|w| w & (1 << (p % 64)) != 0)
+        let (c, w, bit) = place(p);
+        let word = |k: &Chunk| k.words[w].load(Ordering::Acquire);
+        self.chunks
+            .get(c)
+            .and_then(OnceLock::get)
+            .is_some_and(|k| word(k) & bit != 0)
     }
 
     /// Adds page `p` (below the limit); whether it was new.
     #[inline]
-    pub(super) fn insert(&mut self, p: u64) -> bool {
+    pub(super) fn insert(&self, p: u64) -> bool {
         debug_assert!(p < BITS_MAX_PAGES);
-        let i = (p / 64) as usize;
-        if i >= self.words.len() {
-            self.grow(i);
-        }
-        let bit = 1 << (p % 64);
-        let w = &mut self.words[i];
-        if *w & bit != 0 {
+        let (c, w, bit) = place(p);
+        let Some(slot) = self.chunks.get(c) else {
+            return false;
+        };
+        let k = slot.get_or_init(Chunk::new);
+        let word = &k.words[w];
+        if word.load(Ordering::Acquire) & bit != 0
+            || word.fetch_or(bit, Ordering::Release) & bit != 0
+        {
             return false;
         }
-        *w |= bit;
-        self.summary[i / 64] |= 1 << (i % 64);
+        let (s, sbit) = (&k.summary[w / 64], 1 << (w % 64));
+        if s.load(Ordering::Acquire) & sbit == 0 {
+            s.fetch_or(sbit, Ordering::Release);
+        }
         true
     }
 
     /// Adds pages `s..e` (all below the limit), a word at a time.
-    pub(super) fn insert_range(&mut self, s: u64, e: u64) {
+    pub(super) fn insert_range(&self, s: u64, e: u64) {
         debug_assert!(s <= e && e <= BITS_MAX_PAGES);
-        if s == e {
-            return;
+        let mut p = s;
+        while p < e {
+            let (c, w, _) = place(p);
+            let lo = p % 64;
+            let n = (64 - lo).min(e - p);
+            // Bits lo..lo + n of the word.
+            let mask = (u64::MAX >> (64 - n)) << lo;
+            let k = self.chunks[c].get_or_init(Chunk::new);
+            k.words[w].fetch_or(mask, Ordering::Release);
+            k.summary[w / 64].fetch_or(1 << (w % 64), Ordering::Release);
+            p += n;
         }
-        let (first, last) = ((s / 64) as usize, ((e - 1) / 64) as usize);
-        if last >= self.words.len() {
-            self.grow(last);
-        }
-        for i in first..=last {
-            let lo = if i == first { s % 64 } else { 0 };
-            let hi = if i == last { (e - 1) % 64 } else { 63 };
-            // Bits lo..=hi.
-            let mask = (u64::MAX >> (63 - hi)) & (u64::MAX << lo);
-            self.words[i] |= mask;
-            self.summary[i / 64] |= 1 << (i % 64);
-        }
-    }
-
-    #[cold]
-    fn grow(&mut self, i: usize) {
-        let n = (i + 1).next_power_of_two();
-        self.words.resize(n, 0);
-        self.summary.resize(n.div_ceil(64), 0);
     }
 
     /// Calls `visit(start, end)` with the runs of each non-zero word, ascending, until
     /// it returns false; runs of neighbouring words may adjoin (a [`Joiner`] joins them).
+    /// Visits only the allocated chunks' non-zero words.
     pub(super) fn word_runs(&self, mut visit: impl FnMut(u64, u64) -> bool) {
-        for (si, &sw) in self.summary.iter().enumerate() {
-            let mut sw = sw;
-            while sw != 0 {
-                let i = si * 64 + sw.trailing_zeros() as usize;
-                sw &= sw - 1;
-                let base = i as u64 * 64;
-                let mut w = self.words[i];
-                while w != 0 {
-                    let lo = u64::from(w.trailing_zeros());
-                    let len = u64::from((!(w >> lo)).trailing_zeros()).min(64 - lo);
-                    if !visit(base + lo, base + lo + len) {
-                        return;
+        for (c, k) in self.chunks.iter().enumerate() {
+            let Some(k) = k.get() else { continue };
+            for (si, s) in k.summary.iter().enumerate() {
+                let mut sw = s.load(Ordering::Acquire);
+                while sw != 0 {
+                    let w = si * 64 + sw.trailing_zeros() as usize;
+                    sw &= sw - 1;
+                    let base = c as u64 * CHUNK_PAGES + w as u64 * 64;
+                    let mut bits = k.words[w].load(Ordering::Acquire);
+                    while bits != 0 {
+                        let lo = u64::from(bits.trailing_zeros());
+                        let len = u64::from((!(bits >> lo)).trailing_zeros()).min(64 - lo);
+                        if !visit(base + lo, base + lo + len) {
+                            return;
+                        }
+                        // Clear bits lo..lo + len (len = 64 only when lo = 0).
+                        bits &= if len == 64 {
+                            0
+                        } else {
+                            !(((1u64 << len) - 1) << lo)
+                        };
                     }
-                    // Clear bits lo..lo + len (len = 64 only when lo = 0).
-                    w &= if len == 64 {
-                        0
-                    } else {
-                        !(((1u64 << len) - 1) << lo)
-                    };
                 }
             }
         }
