@@ -21,6 +21,11 @@
 //! (`flashbuf bench --data none --limit 2000000`, cachegrind, whole replay): 1,956.7 M ->
 //! 1,899.3 M instructions; `bench --json` the same but for timings at 1,241 and 400
 //! frames, with and without `cost=clustered`.
+//!
+//! `move_to_top` is inlined into the reference path (it was a call per stack hit, about
+//! 3.2 M calls for 2 M references, each saving and restoring registers): the same run,
+//! `FdBuffer::on_hit`, `on_insert` and `move_to_top` together 513.2 M -> 504.7 M
+//! instructions.
 
 use super::group_stack::{Dropped, Found, NIL};
 
@@ -174,6 +179,7 @@ impl ListStack {
     }
 
     /// Moves entry `slot` to the top (distance 1).
+    #[inline(always)]
     pub(super) fn move_to_top(&mut self, slot: u32) {
         if self.top == slot {
             return;
