@@ -51,6 +51,8 @@ pub struct FdBuffer<C: PoolOrder = LruOrder, D: PoolOrder = LruOrder> {
     pub(super) est: TwoStack,
     pub(super) shadow: Option<TwoStack>,
     pub(super) win: WindowStats,
+    /// References before which no window can close (`window.rs`).
+    pub(super) refs_check: u64,
     pub(super) rate: Option<RateEstimator>,
     pub(super) last_comp_ns: f64,
     pub(super) last_est: MissRates,
@@ -127,6 +129,7 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
             ),
             _ => None,
         };
+        let refs_check = Self::refs_check(&opts.window);
         Ok(Self {
             m,
             clustered_cost,
@@ -140,6 +143,7 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
             fr: vec![FrameState::FREE; m],
             m_c,
             win: WindowStats::default(),
+            refs_check,
             rate,
             last_comp_ns: 0.0,
             last_est: MissRates::default(),

@@ -4,6 +4,12 @@
 //! write-backs counted per access instead, `super::cost`; with the clustered-cost variant,
 //! at an `R` that depends on `M_d`, `super::clustered_cost`) and, with `track_accuracy`,
 //! leaves a [`WindowRecord`].
+//!
+//! Whether a window may close is one comparison a reference (`refs_check`, the fewest
+//! references after which the window kind can close; the kind's own test only from
+//! there): cachegrind, first 2 M TPC-C references at 1,241 frames (`flashbuf bench
+//! --data none --limit 2000000 --policy fd-buffer`), 10 M fewer instructions in this
+//! file's lines of the reference path (23.5 M -> 13.5 M).
 
 use super::cost::Curves;
 use super::two_stack::ABSENT;
@@ -42,7 +48,25 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
                 c.on_write(pid);
             }
         }
-        let close = match self.opts.window {
+        // Below `refs_check` references no window can close: one comparison a reference.
+        if self.win.refs >= self.refs_check && self.window_closes() {
+            self.close_window();
+        }
+    }
+
+    /// The fewest references after which a window of `window` may close.
+    pub(super) fn refs_check(window: &Window) -> u64 {
+        match *window {
+            Window::Refs(n) => n,
+            Window::CostBound {
+                min_refs, max_refs, ..
+            } => min_refs.min(max_refs),
+        }
+    }
+
+    /// Whether the window closes now.
+    fn window_closes(&self) -> bool {
+        match self.opts.window {
             Window::Refs(n) => self.win.refs >= n,
             Window::CostBound {
                 q,
@@ -53,9 +77,6 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
                     || (self.win.refs >= min_refs
                         && self.window_io_cost_us() * 1000.0 >= self.last_comp_ns / q)
             }
-        };
-        if close {
-            self.close_window();
         }
     }
 
