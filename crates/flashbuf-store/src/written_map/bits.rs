@@ -48,6 +48,12 @@ impl Default for Bits {
     }
 }
 
+/// Bits `lo..lo + n` of a word (`n` in 1..=64, `lo + n ≤ 64`).
+#[inline(always)]
+fn span(lo: u64, n: u64) -> u64 {
+    (u64::MAX >> (64 - n)) << lo
+}
+
 /// (chunk, word in the chunk, bit) of page `p` (below the limit).
 #[inline(always)]
 fn place(p: u64) -> (usize, usize, u64) {
@@ -100,10 +106,8 @@ impl Bits {
             let (c, w, _) = place(p);
             let lo = p % 64;
             let n = (64 - lo).min(e - p);
-            // Bits lo..lo + n of the word.
-            let mask = (u64::MAX >> (64 - n)) << lo;
             let k = self.chunks[c].get_or_init(Chunk::new);
-            k.words[w].fetch_or(mask, Ordering::Release);
+            k.words[w].fetch_or(span(lo, n), Ordering::Release);
             k.summary[w / 64].fetch_or(1 << (w % 64), Ordering::Release);
             p += n;
         }
@@ -128,12 +132,7 @@ impl Bits {
                         if !visit(base + lo, base + lo + len) {
                             return;
                         }
-                        // Clear bits lo..lo + len (len = 64 only when lo = 0).
-                        bits &= if len == 64 {
-                            0
-                        } else {
-                            !(((1u64 << len) - 1) << lo)
-                        };
+                        bits &= !span(lo, len);
                     }
                 }
             }
@@ -142,7 +141,7 @@ impl Bits {
 
     /// Calls `visit(start, end)` for the set's pages as maximal runs, ascending, until
     /// it returns false (the tests' view; the payload joins these with the ranges beyond
-    /// the bitmap, [`super::Inner::each_range`]).
+    /// the bitmap, `WrittenMap::each_range`).
     #[cfg(test)]
     pub(super) fn runs(&self, visit: impl FnMut(u64, u64) -> bool) {
         let mut j = Joiner::new(visit);
