@@ -44,7 +44,14 @@ pub struct FdBuffer<C: PoolOrder = LruOrder, D: PoolOrder = LruOrder> {
     pub(super) m: usize,
     pub(super) opts: FdBufferOptions,
     pub(super) clean: C,
+    /// The dirty pool's ordering, kept only when something reads it (`ordered_dirty`).
     pub(super) dirty: D,
+    /// Pages in the dirty pool (whether or not `dirty` keeps their order).
+    pub(super) d_len: usize,
+    /// Whether the dirty pool's inner ordering is kept: not when clusters choose the
+    /// dirty pool's victims by CFDC's priority (`victim=priority`, the paper's), since
+    /// then nothing reads the order.
+    pub(super) ordered_dirty: bool,
     /// Per frame: its page, Two-Stack slots, pool tag and dirty bit, side by side.
     pub(super) fr: Vec<FrameState>,
     pub(super) m_c: usize,
@@ -75,11 +82,12 @@ pub struct FdBuffer<C: PoolOrder = LruOrder, D: PoolOrder = LruOrder> {
 impl FdBuffer<LruOrder, LruOrder> {
     /// FD-Buffer with LRU in both pools (the paper's setting).
     pub fn new(frames_count: usize, opts: FdBufferOptions) -> Result<Self, ConfigError> {
+        let d = dirty_order_frames(frames_count, &opts);
         Self::with_orders(
             frames_count,
             opts,
             LruOrder::new(frames_count),
-            LruOrder::new(frames_count),
+            LruOrder::new(d),
         )
     }
 }
@@ -87,13 +95,23 @@ impl FdBuffer<LruOrder, LruOrder> {
 impl FdBuffer<Box<dyn PoolOrder>, Box<dyn PoolOrder>> {
     /// FD-Buffer with the inner policy named in `opts.inner` for both pools.
     pub fn from_options(frames_count: usize, opts: FdBufferOptions) -> Result<Self, ConfigError> {
-        let k = opts.inner;
-        Self::with_orders(
-            frames_count,
-            opts,
-            k.build(frames_count),
-            k.build(frames_count),
-        )
+        let (k, d) = (opts.inner, dirty_order_frames(frames_count, &opts));
+        Self::with_orders(frames_count, opts, k.build(frames_count), k.build(d))
+    }
+}
+
+/// Whether the dirty pool's inner ordering is read: not when clusters choose its victims
+/// by CFDC's priority (then every dirty victim comes from the clusters).
+fn orders_dirty(opts: &FdBufferOptions) -> bool {
+    opts.clustering.cluster_pages().is_none() || opts.cluster_victim != ClusterVictim::Priority
+}
+
+/// Frames the dirty pool's ordering is built for: none when it is never read.
+fn dirty_order_frames(frames_count: usize, opts: &FdBufferOptions) -> usize {
+    if orders_dirty(opts) {
+        frames_count
+    } else {
+        0
     }
 }
 
@@ -130,6 +148,7 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
             _ => None,
         };
         let refs_check = Self::refs_check(&opts.window);
+        let ordered_dirty = orders_dirty(&opts);
         Ok(Self {
             m,
             clustered_cost,
@@ -140,6 +159,8 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
             opts,
             clean,
             dirty,
+            d_len: 0,
+            ordered_dirty,
             fr: vec![FrameState::FREE; m],
             m_c,
             win: WindowStats::default(),
@@ -165,7 +186,7 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
 
     /// Pages in the clean and the dirty pool.
     pub fn pool_sizes(&self) -> (usize, usize) {
-        (self.clean.len(), self.dirty.len())
+        (self.clean.len(), self.d_len)
     }
 
     /// The `R` in force: measured online, or the fixed one (last cost update, else the
@@ -191,7 +212,10 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
     fn join_dirty(&mut self, f: FrameId) {
         self.fr[f.index()].tag = DIRTY;
         self.fr[f.index()].dirty = true;
-        self.dirty.add(f);
+        self.d_len += 1;
+        if self.ordered_dirty {
+            self.dirty.add(f);
+        }
         if let Some(c) = self.clusters.as_mut() {
             c.enter(f, self.fr[f.index()].page);
         }
@@ -285,7 +309,9 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
                     self.win.d_write_hits += 1;
                     self.fr[i].dirty = true;
                 }
-                self.dirty.update(frame);
+                if self.ordered_dirty {
+                    self.dirty.update(frame);
+                }
             }
             _ => debug_assert!(false, "hit on free {frame}"),
         }
@@ -301,7 +327,10 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
         match self.fr[i].tag {
             CLEAN => self.clean.remove(frame),
             DIRTY => {
-                self.dirty.remove(frame);
+                self.d_len -= 1;
+                if self.ordered_dirty {
+                    self.dirty.remove(frame);
+                }
                 if let Some(c) = self.clusters.as_mut() {
                     c.leave(frame);
                 }
@@ -322,7 +351,7 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
         if incoming.is_none() {
             self.stats.unhinted_misses += 1;
         }
-        let (c_len, d_len) = (self.clean.len(), self.dirty.len());
+        let (c_len, d_len) = (self.clean.len(), self.d_len);
         let from_dirty = if incoming == Some(Access::Write) {
             // FindVictimForDirty: from C iff |C| > M_c.
             c_len <= self.m_c
@@ -361,7 +390,11 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
         // clusters if on (links, slot, page, their share of the cluster map), the
         // clustered-cost variant's kept writes and sets (their share per frame).
         self.clean.bytes_per_frame()
-            + self.dirty.bytes_per_frame()
+            + if self.ordered_dirty {
+                self.dirty.bytes_per_frame()
+            } else {
+                0
+            }
             + std::mem::size_of::<FrameState>()
             + self.est.bytes_per_frame()
             + self.shadow.as_ref().map_or(0, TwoStack::bytes_per_frame)

@@ -114,7 +114,7 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
             ("m_c", self.m_c as f64),
             ("m_d", (self.m - self.m_c) as f64),
             ("clean_pages", self.clean.len() as f64),
-            ("dirty_pages", self.dirty.len() as f64),
+            ("dirty_pages", self.d_len as f64),
             ("est_p_c", self.last_est.p_c),
             ("est_p_d", self.last_est.p_d),
             ("est_p_d_w", self.last_est.p_d_w),

@@ -11,6 +11,9 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
     pub(super) fn check_all(&self) -> Result<(), String> {
         self.clean.check()?;
         self.dirty.check()?;
+        if !self.ordered_dirty && !self.dirty.is_empty() {
+            return Err("the dirty pool's ordering is not kept but holds frames".into());
+        }
         let mut n = [0usize; 3];
         for (i, &FrameState { tag: t, dirty, .. }) in self.fr.iter().enumerate() {
             if t > DIRTY {
@@ -31,13 +34,13 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
                 return Err(format!("frame {i}: cluster membership disagrees with pool"));
             }
         }
-        if n[CLEAN as usize] != self.clean.len() || n[DIRTY as usize] != self.dirty.len() {
+        if n[CLEAN as usize] != self.clean.len() || n[DIRTY as usize] != self.d_len {
             return Err(format!(
                 "tags say {} clean / {} dirty, pools hold {} / {}",
                 n[1],
                 n[2],
                 self.clean.len(),
-                self.dirty.len()
+                self.d_len
             ));
         }
         for f in self.clean.members_victim_first() {
@@ -47,6 +50,13 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
                     self.fr[f.index()].tag
                 ));
             }
+        }
+        if self.ordered_dirty && self.dirty.len() != self.d_len {
+            return Err(format!(
+                "dirty ordering holds {}, the pool {}",
+                self.dirty.len(),
+                self.d_len
+            ));
         }
         for f in self.dirty.members_victim_first() {
             if self.fr[f.index()].tag != DIRTY {
