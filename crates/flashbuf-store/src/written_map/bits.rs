@@ -3,7 +3,8 @@
 //! off in one pass over the non-zero words (see the module documentation of [`super`],
 //! *In memory*).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use super::sync::AtomicU64;
+use std::sync::atomic::Ordering;
 use std::sync::OnceLock;
 
 /// Pages the bitmap covers at most (16 MiB of bits; 1 TiB of 8 KB pages).
