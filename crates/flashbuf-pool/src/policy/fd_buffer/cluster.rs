@@ -26,7 +26,7 @@
 //!   it is computed again only if its bound (its largest then, plus the age gained since
 //!   times its largest `n²/div`) reaches the floor (`priority.rs`: about 3.5 of 9 blocks
 //!   a choice). Cluster numbers are found in a [`PageMap`].
-//! - The scan's float inputs (`live_t`, `live_r`) are kept only from the first choice by
+//! - The scan's float inputs (`t`, `r` of `priority::Blocks`) are kept only from the first choice by
 //!   priority on: `victim=order` (the `cost=clustered` variant) never scans and no longer
 //!   pays a division per page entering or leaving. Cachegrind, first 2 M TPC-C references
 //!   at 1,241 frames (`flashbuf bench --data none --limit 2000000`): `cost=clustered`
@@ -40,6 +40,9 @@
 //!   with about 270 live clusters and 3.3 clusters touched since the last choice; removing
 //!   the winner alone redoes a comparison at each of the 9 levels (about 70 instructions
 //!   each with its certificate), against about 4 instructions per cluster for the scan.
+//! - Tried and dropped (stop 28): the last entered cluster's slot as a cache before the
+//!   map in `enter` (with the cluster number by a precomputed shift): too few hits, `enter`
+//!   21.1 M -> 23.1 M instructions (first 2 M TPC-C references, 1,241 frames).
 //! - Once chosen, the cluster's priority is 0: it *drains* — each following eviction from
 //!   the dirty pool takes its next page (first entered first) until it is empty
 //!   (`drain`, the papers' mode). In `batch` mode each eviction from the cluster also
@@ -129,14 +132,10 @@ pub struct Clusters {
     map: PageMap<u32>,
     /// Live clusters, densely, with their priority inputs (scanned when choosing).
     active: Vec<Live>,
-    /// `timestamp` of each `active` entry as a float (exact below 2⁵³).
-    live_t: Vec<f64>,
-    /// `n² / div` of each `active` entry (a float; `−1` marks it excluded during a scan).
-    live_r: Vec<f64>,
-    /// The scan's per-block state: each block's largest inverse priority this scan, and
-    /// its bound from the last scan that computed it (`priority.rs`).
+    /// The scan's state: each `active` entry's timestamp and `n² / div` as floats, by
+    /// block, and each block's bound from the last scan that computed it (`priority.rs`).
     blocks: priority::Blocks,
-    /// Whether `live_t` and `live_r` are kept: from the first choice by priority on
+    /// Whether the floats of `blocks` are kept: from the first choice by priority on
     /// (`victim=order` never scans, so never pays for them).
     ranked: bool,
     globaltime: u64,
@@ -160,8 +159,6 @@ impl Clusters {
             free_slots: Vec::new(),
             map: PageMap::new(frames_count, NIL),
             active: Vec::new(),
-            live_t: Vec::new(),
-            live_r: Vec::new(),
             blocks: priority::Blocks::new(frames_count),
             ranked: false,
             globaltime: 0,
@@ -235,9 +232,7 @@ impl Clusters {
                     timestamp: self.globaltime,
                 });
                 if self.ranked {
-                    self.blocks.touch(self.live_t.len());
-                    self.live_t.push(self.globaltime as f64);
-                    self.live_r.push(0.0);
+                    self.blocks.push(self.active.len() - 1, self.globaltime);
                 }
                 self.map.insert(no, s);
                 s
@@ -265,9 +260,8 @@ impl Clusters {
     #[inline]
     fn put_live(&mut self, pos: usize, live: Live) {
         if self.ranked {
-            self.live_t[pos] = live.timestamp as f64;
-            self.live_r[pos] = live.inverse_density();
-            self.blocks.touch(pos);
+            // The timestamp never changes: only `r` is stored.
+            self.blocks.set_r(pos, live.inverse_density());
         }
         self.active[pos] = live;
     }
@@ -307,19 +301,17 @@ impl Clusters {
             self.map.remove(no);
             self.active.swap_remove(pos);
             if self.ranked {
-                // The last entry moves to `pos`; the last block only loses one (its
-                // bound still holds).
-                self.blocks.touch(pos);
-                self.live_t.swap_remove(pos);
-                self.live_r.swap_remove(pos);
+                self.blocks.swap_remove(pos, self.active.len());
             }
             if let Some(moved) = self.active.get(pos) {
                 self.slots[moved.slot as usize].active_pos = pos as u32;
             }
             self.free_slots.push(slot);
-            if self.draining == slot {
-                self.draining = NIL;
-            }
+            self.draining = if self.draining == slot {
+                NIL
+            } else {
+                self.draining
+            };
         } else {
             let (pos, live) = (c.active_pos as usize, Live::of(slot, c));
             self.put_live(pos, live);

@@ -1,7 +1,7 @@
 //! The victim cluster's choice (CFDC's priority, Formula 1): the live clusters' priority
 //! inputs and the scan over them; see the module documentation of [`super`].
 //!
-//! The scan reads each block as arrays of four (`as_chunks`) where it took checked
+//! The scan read each block as arrays of four (`as_chunks`) where it took checked
 //! four-element slices: the same lanes in the same order, loaded without shuffles;
 //! FD-Buffer's first million TPC-C references at 1,241 frames: 78 M -> 70.5 M
 //! instructions in the victim choice, 1,302 M -> 1,295 M in all (cachegrind).
@@ -18,6 +18,29 @@
 //! Tried and dropped: bounds raised in place as clusters change (no block ever stale,
 //! computed only by its bound): looser bounds, 3.2 blocks a choice but 3.5 M more
 //! instructions in all.
+//!
+//! Fixed-size blocks (stop 28; cachegrind, `flashbuf bench --data none --limit 2000000
+//! --buffer-pages 1241 --policy fd-buffer`, main `7c1a1e2` = 1,752.9 M instructions in
+//! all, 102.2 M in the choice, 140.0 M in the clustering's own functions):
+//! - The floats are kept by block (`[f64; 32]`, the tail of the last block zero: product
+//!   0), so a block's length is a constant: no remainder loop, no bounds checks, no
+//!   `min(len)`; the timestamp float is written once, when the cluster is created (it
+//!   never changes); `u64 → f64` by the signed conversion (one instruction, same value);
+//!   `div = ipd.max(1)` (one page has `ipd = 0`, more have `ipd ≥ 1`) without a branch.
+//!   1,752.9 M -> 1,738.5 M in all.
+//! - A block's maxima as the products stored elementwise, then halves folded onto halves
+//!   (`32 → 16 → … → 1`): plain vector maxima. With a constant length the four-lane form
+//!   was vectorised across iterations (strided loads, masks): 94.0 M in the choice; the
+//!   folds: 81.4 M (1,722.6 M in all).
+//! - The fold stops on the way at the largest per class (entries `j (mod 8)`), kept for
+//!   the blocks computed this scan: the exact pass looks only into the classes that reach
+//!   the floor (4 entries, not 32); the scan indexes slices cut to the block count (no
+//!   four-way zip). 81.4 M -> 66.0 M in the choice (victim + scan), 1,712.7 M in all;
+//!   mispredictions in the choice 0.94 M -> 0.67 M. Same hits, misses and page writes
+//!   (full trace, `fd-buffer` and `cost=clustered`, 1,241 and 400 frames).
+//! - Dropped: SSE2 intrinsics for the maxima (the toolchain asks for `unsafe` or
+//!   `#[target_feature]` even with SSE2 in the build: the plain folds vectorise as well);
+//!   the products by `std::array::from_fn` (not inlined: 15.3 M in `try_from_fn`).
 
 use super::{Cluster, Clusters, NIL};
 
@@ -33,24 +56,36 @@ pub(super) struct Live {
 
 impl Live {
     pub(super) fn of(slot: u32, c: &Cluster) -> Self {
-        let div = if c.n == 1 { 1 } else { c.ipd };
+        // One page: no distance, so `ipd = 0`; more pages: distinct pages, so `ipd ≥ 1`.
         Self {
             slot,
             n: c.n,
-            div,
+            div: c.ipd.max(1),
             timestamp: c.timestamp,
         }
     }
 
     /// `n² / div`, the float the scan multiplies by the age.
     pub(super) fn inverse_density(&self) -> f64 {
-        f64::from(self.n) * f64::from(self.n) / self.div as f64
+        f64::from(self.n) * f64::from(self.n) / to_f64(self.div)
+    }
+}
+
+/// `x as f64` (the same value), by the signed conversion (one instruction) when it fits.
+#[inline(always)]
+pub(super) fn to_f64(x: u64) -> f64 {
+    match i64::try_from(x) {
+        Ok(i) => i as f64,
+        Err(_) => x as f64,
     }
 }
 
 /// Entries per block of the scan: the exact pass looks only into the blocks whose
 /// largest inverse priority reaches the floor.
 const BLOCK: usize = 32;
+
+/// A block's floats; entries past the live clusters are `0` (`t = r = 0`: product 0).
+type Lane = [f64; BLOCK];
 
 /// `a` if larger than `b`, else `b` (no NaN here: it compiles to a float maximum).
 #[inline(always)]
@@ -62,31 +97,44 @@ fn larger(a: f64, b: f64) -> f64 {
     }
 }
 
-/// The largest `(g − t) · r` over a block's entries (0 if none is positive) and its
-/// largest `r` (0 if none is positive). Two passes of four lanes, no branches: each
-/// vectorises (one pass for both paired each entry's two maxima in a register).
-fn block_maxima(t: &[f64], r: &[f64], g: f64) -> (f64, f64) {
-    let max4 = |m: [f64; 4]| larger(larger(m[0], m[1]), larger(m[2], m[3]));
-    let ((tc, tr), (rc, rr)) = (t.as_chunks::<4>(), r.as_chunks::<4>());
-    let mut m = [0.0f64; 4];
-    for (t4, r4) in tc.iter().zip(rc) {
-        for k in 0..4 {
-            m[k] = larger((g - t4[k]) * r4[k], m[k]);
-        }
+/// Entries per class of a block: entries `j, j + 8, j + 16, j + 24` form class `j`.
+const CLASSES: usize = 8;
+
+/// A block's largest product per class (the exact pass looks only into the classes
+/// that reach the floor).
+type Classes = [f64; CLASSES];
+
+/// Folds the upper half of `p[..2w]` onto the lower one: `p[k] = max(p[k], p[k + w])`.
+#[inline(always)]
+fn fold(p: &mut Lane, w: usize) {
+    for k in 0..w {
+        p[k] = larger(p[k], p[k + w]);
     }
-    for (&t, &r) in tr.iter().zip(rr) {
-        m[0] = larger((g - t) * r, m[0]);
+}
+
+/// The largest `(g − t) · r` over a block's entries (0 if none is positive), its
+/// largest `r` (0 if none is positive), and each class's largest `(g − t) · r`.
+/// Elementwise over the whole block (its length a constant: unrolled, no bounds checks,
+/// no branches): the products, then halves folded onto halves (`32 → 16 → … → 1`), each
+/// step a vector maximum; the order of the maxima does not change the largest.
+#[inline(always)]
+fn block_maxima(t: &Lane, r: &Lane, g: f64) -> (f64, f64, Classes) {
+    let mut p: Lane = [0.0; BLOCK];
+    for k in 0..BLOCK {
+        p[k] = (g - t[k]) * r[k];
     }
-    let mut rm = [0.0f64; 4];
-    for r4 in rc {
-        for k in 0..4 {
-            rm[k] = larger(r4[k], rm[k]);
-        }
+    fold(&mut p, 16);
+    fold(&mut p, 8);
+    let mut classes = [0.0; CLASSES];
+    classes.copy_from_slice(&p[..CLASSES]);
+    fold(&mut p, 4);
+    fold(&mut p, 2);
+    fold(&mut p, 1);
+    let mut q: Lane = *r;
+    for w in [16, 8, 4, 2, 1] {
+        fold(&mut q, w);
     }
-    for &r in rr {
-        rm[0] = larger(r, rm[0]);
-    }
-    (max4(m), max4(rm))
+    (larger(p[0], 0.0), larger(q[0], 0.0), classes)
 }
 
 /// A block as last computed: at globaltime `at` its largest `(g − t) · r` was `max` and
@@ -108,14 +156,16 @@ impl Bound {
     /// A bound on every entry's `(g − t) · r` at `g ≥ at` (∞ if stale): each grew by
     /// `(g − at) · r ≤ (g − at) · r_max` since; the factor covers the roundings (a few
     /// parts in 2⁵³ of the products and sums, far below 10⁻¹²).
-    #[inline]
+    #[inline(always)]
     fn upper(&self, g: f64) -> f64 {
         (self.max + (g - self.at) * self.r_max) * (1.0 + 1e-12)
     }
 }
 
-/// The scan's blocks: each block's bound from the last scan that computed it, and this
-/// scan's largest per block (`−∞` for a block its bound left out).
+/// The scan's state: the live clusters' float inputs by block (`t`: the timestamp, `r`:
+/// `n² / div`, `−1` to exclude an entry during a scan), each block's bound from the last
+/// scan that computed it, and this scan's value per block: its largest if computed, else
+/// minus its bound (`≤ 0`, never reaching a positive floor).
 ///
 /// Between two choices only the blocks whose entries changed (a few clusters gained or
 /// lost pages) are stale; an unchanged block's bound grows with the age only. A scan
@@ -125,84 +175,150 @@ impl Bound {
 /// exactly are the same as with every block computed.
 #[derive(Debug, Clone)]
 pub(super) struct Blocks {
+    t: Vec<Lane>,
+    r: Vec<Lane>,
     bounds: Vec<Bound>,
     max: Vec<f64>,
+    /// Each block's largest per class, if computed this scan (`max ≥ 0`).
+    classes: Vec<Classes>,
+    /// Blocks for `frames` live clusters.
+    capacity: usize,
 }
 
 impl Blocks {
-    /// Blocks for at most `frames` live clusters (the vectors never grow during a run).
+    /// Blocks for at most `frames` live clusters (the vectors never grow during a run);
+    /// the floats are allocated at the first choice (`start`).
     pub(super) fn new(frames: usize) -> Self {
         let n = frames / BLOCK + 1;
         Self {
+            t: Vec::new(),
+            r: Vec::new(),
             bounds: Vec::with_capacity(n),
             max: Vec::with_capacity(n),
+            classes: Vec::new(),
+            capacity: n,
         }
     }
 
+    /// Takes the float inputs of `active`, every block stale.
+    fn start(&mut self, active: &[Live]) {
+        self.t = vec![[0.0; BLOCK]; self.capacity];
+        self.r = vec![[0.0; BLOCK]; self.capacity];
+        self.classes = vec![[0.0; CLASSES]; self.capacity];
+        for (pos, l) in active.iter().enumerate() {
+            self.t[pos / BLOCK][pos % BLOCK] = to_f64(l.timestamp);
+            self.r[pos / BLOCK][pos % BLOCK] = l.inverse_density();
+        }
+        self.bounds.clear();
+    }
+
     /// The entry at `pos` changed (or `pos` is a new entry): its block is stale.
-    #[inline]
-    pub(super) fn touch(&mut self, pos: usize) {
+    #[inline(always)]
+    fn touch(&mut self, pos: usize) {
         if let Some(b) = self.bounds.get_mut(pos / BLOCK) {
             b.max = f64::INFINITY;
         }
     }
 
-    /// The largest `(g − t) · r` over the entries (0 if none is positive), the inverse
-    /// of the lowest priority in floating point; `self.max` holds each block's largest,
-    /// or `−∞` where its bound stayed below the floor (`top · (1 − 10⁻⁹)`).
-    fn scan(&mut self, t: &[f64], r: &[f64], g: f64) -> f64 {
-        let nb = t.len().div_ceil(BLOCK);
+    /// A new entry at `pos` (the end) created at `timestamp`, `r` still 0.
+    #[inline]
+    pub(super) fn push(&mut self, pos: usize, timestamp: u64) {
+        self.t[pos / BLOCK][pos % BLOCK] = to_f64(timestamp);
+        self.touch(pos);
+    }
+
+    /// The entry at `pos` has `r` now.
+    #[inline]
+    pub(super) fn set_r(&mut self, pos: usize, r: f64) {
+        self.r[pos / BLOCK][pos % BLOCK] = r;
+        self.touch(pos);
+    }
+
+    /// The entry at `pos` is removed, the last one (at `last`) taking its place; the
+    /// last block only loses one (its bound still holds).
+    #[inline]
+    pub(super) fn swap_remove(&mut self, pos: usize, last: usize) {
+        let (lb, lk) = (last / BLOCK, last % BLOCK);
+        let (t, r) = (self.t[lb][lk], self.r[lb][lk]);
+        self.t[lb][lk] = 0.0;
+        self.r[lb][lk] = 0.0;
+        if pos != last {
+            self.t[pos / BLOCK][pos % BLOCK] = t;
+            self.r[pos / BLOCK][pos % BLOCK] = r;
+            self.touch(pos);
+        }
+    }
+
+    /// The largest `(g − t) · r` over the first `len` entries (0 if none is positive), the
+    /// inverse of the lowest priority in floating point; `self.max` holds each block's
+    /// largest, or minus its bound where that stayed below the floor (`top · (1 − 10⁻⁹)`).
+    fn scan(&mut self, len: usize, g: f64) -> f64 {
+        let nb = len.div_ceil(BLOCK);
         self.bounds.truncate(nb);
         self.bounds.resize(nb, STALE);
         self.max.clear();
-        let compute = |b: usize, bound: &mut Bound| {
-            let range = b * BLOCK..(b * BLOCK + BLOCK).min(t.len());
-            let (max, r_max) = block_maxima(&t[range.clone()], &r[range], g);
-            *bound = Bound { at: g, max, r_max };
-            max
-        };
+        self.max.resize(nb, 0.0);
+        let (t, r) = (&self.t[..nb], &self.r[..nb]);
+        let (bounds, max) = (&mut self.bounds[..nb], &mut self.max[..nb]);
+        let classes = &mut self.classes[..nb];
         let mut top = 0.0f64;
         // The unchanged block of the largest bound.
-        let mut widest: Option<(usize, f64)> = None;
-        for (b, bound) in self.bounds.iter_mut().enumerate() {
-            if bound.max == f64::INFINITY {
-                let m = compute(b, bound);
-                self.max.push(m);
+        let (mut widest, mut wu) = (nb, f64::NEG_INFINITY);
+        for b in 0..nb {
+            let u = bounds[b].upper(g);
+            if u == f64::INFINITY {
+                let (m, r_max, c) = block_maxima(&t[b], &r[b], g);
+                bounds[b] = Bound {
+                    at: g,
+                    max: m,
+                    r_max,
+                };
+                (max[b], classes[b]) = (m, c);
                 top = larger(m, top);
             } else {
-                let u = bound.upper(g);
-                self.max.push(f64::NEG_INFINITY);
-                if widest.is_none_or(|(_, w)| u > w) {
-                    widest = Some((b, u));
-                }
+                max[b] = -u;
+                let wider = u > wu;
+                wu = if wider { u } else { wu };
+                widest = if wider { b } else { widest };
             }
         }
-        let first = widest.map(|(b, _)| b);
-        for b in first.into_iter().chain(0..nb) {
-            if self.max[b] == f64::NEG_INFINITY && self.bounds[b].upper(g) >= top * (1.0 - 1e-9) {
-                let m = compute(b, &mut self.bounds[b]);
-                self.max[b] = m;
+        for b in (widest..nb).take(1).chain(0..nb) {
+            if -max[b] >= top * (1.0 - 1e-9) {
+                let (m, r_max, c) = block_maxima(&t[b], &r[b], g);
+                bounds[b] = Bound {
+                    at: g,
+                    max: m,
+                    r_max,
+                };
+                (max[b], classes[b]) = (m, c);
                 top = larger(m, top);
             }
         }
         top
     }
-}
 
-/// Calls `visit` with the index of every entry whose `(g − t) · r ≥ floor`, in order,
-/// looking only into the blocks whose largest (`block_max`) reaches `floor`.
-#[inline]
-fn for_each_at_least(
-    (t, r, block_max): (&[f64], &[f64], &[f64]),
-    g: f64,
-    floor: f64,
-    mut visit: impl FnMut(usize),
-) {
-    for (b, _) in block_max.iter().enumerate().filter(|e| *e.1 >= floor) {
-        let end = (b * BLOCK + BLOCK).min(t.len());
-        (b * BLOCK..end)
-            .filter(|&k| (g - t[k]) * r[k] >= floor)
-            .for_each(&mut visit);
+    /// Calls `visit` with the index of every entry whose `(g − t) · r ≥ floor` (`> 0`),
+    /// looking only into the classes that reach `floor` of the blocks whose largest this
+    /// scan reaches it (so computed this scan). Not in index order: the caller's exact
+    /// comparison is a strict order (timestamps are unique), so the order does not matter.
+    #[inline]
+    fn for_each_at_least(&self, g: f64, floor: f64, mut visit: impl FnMut(usize)) {
+        let nb = self.max.len();
+        let (t, r, classes) = (&self.t[..nb], &self.r[..nb], &self.classes[..nb]);
+        for (b, &v) in self.max.iter().enumerate() {
+            if v >= floor {
+                let (t, r) = (&t[b], &r[b]);
+                for (j, &c) in classes[b].iter().enumerate() {
+                    if c >= floor {
+                        for k in (j..BLOCK).step_by(CLASSES) {
+                            if (g - t[k]) * r[k] >= floor {
+                                visit(b * BLOCK + k);
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -221,9 +337,7 @@ impl Clusters {
     #[cold]
     #[inline(never)]
     fn rank(&mut self) {
-        self.live_t = self.active.iter().map(|l| l.timestamp as f64).collect();
-        self.live_r = self.active.iter().map(Live::inverse_density).collect();
-        self.blocks.bounds.clear();
+        self.blocks.start(&self.active);
         self.ranked = true;
     }
 
@@ -237,18 +351,15 @@ impl Clusters {
         let excluded = skip.iter().copied().chain(draining);
         for slot in excluded.clone() {
             let pos = self.slots[slot as usize].active_pos as usize;
-            self.live_r[pos] = -1.0;
-            self.blocks.touch(pos);
+            self.blocks.set_r(pos, -1.0);
         }
         let g = self.globaltime;
-        let (t, r) = (&self.live_t[..], &self.live_r[..]);
-        let top = self.blocks.scan(t, r, g as f64);
+        let top = self.blocks.scan(self.active.len(), to_f64(g));
         let mut best: Option<&Live> = None;
         if top > 0.0 {
             let floor = top * (1.0 - 1e-9);
             let active = &self.active;
-            let scanned = (t, r, &self.blocks.max[..]);
-            for_each_at_least(scanned, g as f64, floor, |i| {
+            self.blocks.for_each_at_least(to_f64(g), floor, |i| {
                 let l = &active[i];
                 if best.is_none_or(|b| lower_priority(l, b, g)) {
                     best = Some(l);
@@ -258,8 +369,8 @@ impl Clusters {
         let best = best.map(|b| b.slot);
         for slot in excluded {
             let pos = self.slots[slot as usize].active_pos as usize;
-            self.live_r[pos] = self.active[pos].inverse_density();
-            self.blocks.touch(pos);
+            let r = self.active[pos].inverse_density();
+            self.blocks.set_r(pos, r);
         }
         best
     }
