@@ -173,7 +173,9 @@ impl Clusters {
     /// the scan's entry and floats) and of the cluster map.
     pub fn bytes_per_frame(&self, m: usize) -> usize {
         let map = self.map.capacity() * PageMap::<u32>::slot_bytes();
-        let cluster = std::mem::size_of::<Cluster>() + std::mem::size_of::<Live>() + 2 * 8;
+        let cluster = std::mem::size_of::<Cluster>()
+            + std::mem::size_of::<Live>()
+            + priority::SCAN_BYTES_PER_ENTRY;
         4 + 4 + 4 + 8 + cluster + map.div_ceil(m.max(1))
     }
 

@@ -104,6 +104,11 @@ const CLASSES: usize = 8;
 /// that reach the floor).
 type Classes = [f64; CLASSES];
 
+/// Bytes of the scan's state per live cluster: its two floats, and its share of its
+/// block's bound, largest and per-class largest.
+pub(super) const SCAN_BYTES_PER_ENTRY: usize =
+    2 * 8 + (std::mem::size_of::<Bound>() + 8 + std::mem::size_of::<Classes>()).div_ceil(BLOCK);
+
 /// Folds the upper half of `p[..2w]` onto the lower one: `p[k] = max(p[k], p[k + w])`.
 #[inline(always)]
 fn fold(p: &mut Lane, w: usize) {
