@@ -190,6 +190,20 @@ pub(super) struct Blocks {
     capacity: usize,
 }
 
+/// Computes a block at `g`: its bound, largest and per-class largest (stored in `out`);
+/// returns the largest.
+#[inline(always)]
+fn compute(t: &Lane, r: &Lane, g: f64, bound: &mut Bound, out: (&mut f64, &mut Classes)) -> f64 {
+    let (m, r_max, c) = block_maxima(t, r, g);
+    *bound = Bound {
+        at: g,
+        max: m,
+        r_max,
+    };
+    (*out.0, *out.1) = (m, c);
+    m
+}
+
 impl Blocks {
     /// Blocks for at most `frames` live clusters (the vectors never grow during a run);
     /// the floats are allocated at the first choice (`start`).
@@ -272,13 +286,13 @@ impl Blocks {
         for b in 0..nb {
             let u = bounds[b].upper(g);
             if u == f64::INFINITY {
-                let (m, r_max, c) = block_maxima(&t[b], &r[b], g);
-                bounds[b] = Bound {
-                    at: g,
-                    max: m,
-                    r_max,
-                };
-                (max[b], classes[b]) = (m, c);
+                let m = compute(
+                    &t[b],
+                    &r[b],
+                    g,
+                    &mut bounds[b],
+                    (&mut max[b], &mut classes[b]),
+                );
                 top = larger(m, top);
             } else {
                 max[b] = -u;
@@ -289,13 +303,13 @@ impl Blocks {
         }
         for b in (widest..nb).take(1).chain(0..nb) {
             if -max[b] >= top * (1.0 - 1e-9) {
-                let (m, r_max, c) = block_maxima(&t[b], &r[b], g);
-                bounds[b] = Bound {
-                    at: g,
-                    max: m,
-                    r_max,
-                };
-                (max[b], classes[b]) = (m, c);
+                let m = compute(
+                    &t[b],
+                    &r[b],
+                    g,
+                    &mut bounds[b],
+                    (&mut max[b], &mut classes[b]),
+                );
                 top = larger(m, top);
             }
         }
