@@ -40,7 +40,7 @@
 //!   with about 270 live clusters and 3.3 clusters touched since the last choice; removing
 //!   the winner alone redoes a comparison at each of the 9 levels (about 70 instructions
 //!   each with its certificate), against about 4 instructions per cluster for the scan.
-//! - Tried and dropped (stop 28): the last entered cluster's slot as a cache before the
+//! - Tried and dropped (stop 31): the last entered cluster's slot as a cache before the
 //!   map in `enter` (with the cluster number by a precomputed shift): too few hits, `enter`
 //!   21.1 M -> 23.1 M instructions (first 2 M TPC-C references, 1,241 frames).
 //! - Once chosen, the cluster's priority is 0: it *drains* — each following eviction from

@@ -19,7 +19,7 @@
 //! computed only by its bound): looser bounds, 3.2 blocks a choice but 3.5 M more
 //! instructions in all.
 //!
-//! Fixed-size blocks (stop 28; cachegrind, `flashbuf bench --data none --limit 2000000
+//! Fixed-size blocks (stop 31; cachegrind, `flashbuf bench --data none --limit 2000000
 //! --buffer-pages 1241 --policy fd-buffer`, main `7c1a1e2` = 1,752.9 M instructions in
 //! all, 102.2 M in the choice, 140.0 M in the clustering's own functions):
 //! - The floats are kept by block (`[f64; 32]`, the tail of the last block zero: product
