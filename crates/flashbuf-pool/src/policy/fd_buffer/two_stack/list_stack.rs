@@ -2,8 +2,10 @@
 //! entry of each group marked: moving an entry of group `k` to the top moves `k` group
 //! boundaries, a push moves all of them. Cheaper than the stamped representation
 //! ([`super::group_stack`]) when the groups are few (the paper's 64 pages per group);
-//! the same groups either way. An entry's links, group and threshold sit together in one
-//! 16-byte [`Node`]: moving a boundary reads and writes one cache line. The length
+//! the same groups either way. An entry's link towards the top and its group sit together
+//! in one 8-byte [`Up`], its link towards the bottom and its threshold in an 8-byte
+//! [`Node`]: a tail slide up (every push slides every group's tail) reads and writes one
+//! `Up`, and `found` reads the group without the rest. The length
 //! modulo the group size is kept beside the length, so a push or a removal divides
 //! nothing (two 64-bit divisions each before; instructions barely change, cachegrind
 //! cannot see a division's latency).
@@ -34,6 +36,14 @@
 //! neighbour, so the move tests for neither end of the list. Same run, whole replay:
 //! 1,814.0 M -> 1,783.8 M instructions (`on_hit` 427.5 M -> 403.6 M). Tried and dropped:
 //! the same for `remove` (49.3 M -> 49.9 M).
+//!
+//! Stop 32, same run (2 M references, whole replay, cachegrind with cache and branch
+//! simulation): one 16-byte node split into [`Up`] and [`Node`] 1,696.0 M -> 1,672.2 M
+//! instructions (`found`'s share 46.8 M -> 26.3 M), L1 data misses 27.2 M -> 28.1 M,
+//! mispredicted branches 11.5 M -> 11.3 M; the push's slides still miss the L1 on 40 % of
+//! the tails (4.7 M of 11.6 M: the tails are scattered over the slots). `move_to_top` and
+//! `push_top` then take the vectors as slices once: 1,658.3 M -> 1,652.7 M. The same
+//! counts (`bench --json` at 1,241 and 400 frames, with and without `cost=clustered`).
 
 use super::group_stack::{Dropped, Found, NIL};
 
@@ -43,6 +53,9 @@ pub(super) struct ListStack {
     cap: usize,
     z: usize,
     page: Vec<u64>,
+    /// Per slot: the link towards the top and the group, the only fields a tail slide
+    /// reads and writes (kept apart from `node`, see the module documentation).
+    up: Vec<Up>,
     node: Vec<Node>,
     top: u32,
     bottom: u32,
@@ -58,15 +71,37 @@ pub(super) struct ListStack {
     work: u64,
 }
 
-/// An entry's links, group and present-condition threshold.
+/// An entry's link towards the top and its group: what a tail slide touches.
 #[derive(Debug, Clone, Copy)]
-struct Node {
+struct Up {
     /// Towards the top (more recent).
     prev: u32,
+    group: u32,
+}
+
+/// An entry's link towards the bottom and its present-condition threshold.
+#[derive(Debug, Clone, Copy)]
+struct Node {
     /// Towards the bottom (older).
     next: u32,
-    group: u32,
     theta: u32,
+}
+
+/// The tails of groups `0..tails.len()` each slide one entry up into the next group (an
+/// entry went on top from the group after them or, for a push, from beyond the bottom).
+/// The old tail of group `g` is in group `g` (the invariant), so it moves with one
+/// increment: no group counter in the loop.
+#[inline(always)]
+fn slide_up(up: &mut [Up], tails: &mut [u32]) {
+    for t in tails {
+        // A tail is a live entry's slot (`check` walks them), below `up.len()`.
+        debug_assert!((*t as usize) < up.len(), "tail {t} out of range");
+        // SAFETY: every tail is a live slot, and slots are `0..up.len()` (handed out by
+        // `free`, which holds only those); `check` verifies the tails.
+        let tail = unsafe { up.get_unchecked_mut(*t as usize) };
+        tail.group += 1;
+        *t = tail.prev;
+    }
 }
 
 impl ListStack {
@@ -82,11 +117,16 @@ impl ListStack {
             cap,
             z: group_size,
             page: vec![0; n],
+            up: vec![
+                Up {
+                    prev: NIL,
+                    group: 0
+                };
+                n
+            ],
             node: vec![
                 Node {
-                    prev: NIL,
                     next: NIL,
-                    group: 0,
                     theta: 0
                 };
                 n
@@ -120,8 +160,7 @@ impl ListStack {
     /// since): its group-based distance and threshold.
     #[inline]
     pub(super) fn found(&self, slot: u32) -> Found {
-        let e = self.node[slot as usize];
-        let g = e.group as usize;
+        let g = self.up[slot as usize].group as usize;
         let lo = (g * self.z + 1) as u32;
         let hi = ((g + 1) * self.z).min(self.len) as u32;
         Found {
@@ -129,7 +168,7 @@ impl ListStack {
             lo,
             hi,
             distance: lo + (hi - lo) / 2,
-            theta: e.theta,
+            theta: self.node[slot as usize].theta,
         }
     }
 
@@ -141,36 +180,17 @@ impl ListStack {
 
     #[inline]
     fn unlink(&mut self, x: u32) {
-        let Node {
-            prev: p, next: n, ..
-        } = self.node[x as usize];
+        let p = self.up[x as usize].prev;
+        let n = self.node[x as usize].next;
         if p != NIL {
             self.node[p as usize].next = n;
         } else {
             self.top = n;
         }
         if n != NIL {
-            self.node[n as usize].prev = p;
+            self.up[n as usize].prev = p;
         } else {
             self.bottom = p;
-        }
-    }
-
-    /// The tails of groups `0..k` each slide one entry up into the next group (an entry
-    /// went on top from group `k` or, for a push, from beyond the bottom).
-    /// The old tail of group `g` is in group `g` (the invariant), so it moves with one
-    /// increment: no group counter in the loop.
-    #[inline]
-    fn shift_tails_up(&mut self, k: usize) {
-        let node = &mut self.node[..];
-        for t in &mut self.tails[..k] {
-            // A tail is a live entry's slot (`check` walks them), below `node.len()`.
-            debug_assert!((*t as usize) < node.len(), "tail {t} out of range");
-            // SAFETY: every tail is a live slot, and slots are `0..node.len()` (handed
-            // out by `free`, which holds only those); `check` verifies the tails.
-            let tail = unsafe { node.get_unchecked_mut(*t as usize) };
-            tail.group += 1;
-            *t = tail.prev;
         }
     }
 
@@ -178,37 +198,36 @@ impl ListStack {
     ///
     /// The entry's node is read once and written once, and its neighbours once each:
     /// an entry below the top always has a newer neighbour, and the top is then another
-    /// entry (no test for either).
+    /// entry (no test for either). The vectors are taken as slices once (a store through
+    /// one would otherwise reload the others' pointers and lengths).
     #[inline(always)]
     pub(super) fn move_to_top(&mut self, slot: u32) {
         let top = self.top;
         if top == slot {
             return;
         }
-        let Node {
-            prev: p,
-            next: n,
-            group,
-            ..
-        } = self.node[slot as usize];
+        let (up, node, tails) = (&mut self.up[..], &mut self.node[..], &mut self.tails[..]);
+        let Up { prev: p, group } = up[slot as usize];
+        let n = node[slot as usize].next;
         let k = group as usize;
-        if self.tails[k] == slot {
+        if tails[k] == slot {
             // Its newer neighbour slides into its position, the last of group k.
-            self.tails[k] = p;
+            tails[k] = p;
         }
-        self.node[p as usize].next = n;
+        node[p as usize].next = n;
         if n != NIL {
-            self.node[n as usize].prev = p;
+            up[n as usize].prev = p;
         } else {
             self.bottom = p;
         }
-        self.node[top as usize].prev = slot;
-        let e = &mut self.node[slot as usize];
-        e.prev = NIL;
-        e.next = top;
-        e.group = 0;
+        up[top as usize].prev = slot;
+        up[slot as usize] = Up {
+            prev: NIL,
+            group: 0,
+        };
+        node[slot as usize].next = top;
         self.top = slot;
-        self.shift_tails_up(k);
+        slide_up(up, &mut tails[..k]);
         self.work += k as u64 + 1;
     }
 
@@ -224,21 +243,21 @@ impl ListStack {
         let was_full = self.rem == 0;
         let full_groups = self.tails.len() - usize::from(!was_full);
         let old_bottom = self.bottom;
-        // Linked on top: the node written once.
+        // Linked on top: the node written once (slices taken once, as in `move_to_top`).
         let top = self.top;
-        self.node[x as usize] = Node {
+        let up = &mut self.up[..];
+        up[x as usize] = Up {
             prev: NIL,
-            next: top,
             group: 0,
-            theta,
         };
+        self.node[x as usize] = Node { next: top, theta };
         if top != NIL {
-            self.node[top as usize].prev = x;
+            up[top as usize].prev = x;
         } else {
             self.bottom = x;
         }
         self.top = x;
-        self.shift_tails_up(full_groups);
+        slide_up(up, &mut self.tails[..full_groups]);
         if was_full {
             if self.len == 0 {
                 self.tails.push(x);
@@ -266,7 +285,7 @@ impl ListStack {
             slot: b,
             page: self.page[b as usize],
         };
-        let p = self.node[b as usize].prev;
+        let p = self.up[b as usize].prev;
         self.node[p as usize].next = NIL;
         self.bottom = p;
         self.work += 1;
@@ -282,30 +301,31 @@ impl ListStack {
         if let Some(t) = self.tails.last_mut() {
             *t = p;
         }
-        self.node[b as usize].prev = NIL;
+        self.up[b as usize].prev = NIL;
         self.free.push(b);
         dropped
     }
 
     /// Removes entry `slot`.
     pub(super) fn remove(&mut self, slot: u32) {
-        let k = self.node[slot as usize].group as usize;
+        let k = self.up[slot as usize].group as usize;
         let groups = self.tails.len();
         // The tails of groups k.. slide one entry down: the entry below each (in group
         // g + 1) moves up into group g.
-        let node = &mut self.node[..];
+        let (node, up) = (&self.node[..], &mut self.up[..]);
         for t in self
             .tails
             .get_mut(k..groups.saturating_sub(1))
             .unwrap_or_default()
         {
             debug_assert!((*t as usize) < node.len(), "tail {t} out of range");
-            // SAFETY: a tail is a live slot (below `node.len()`, see `shift_tails_up`),
+            // SAFETY: a tail is a live slot (below `node.len()`, see `slide_up`),
             // and the tail of a group that is not the last has a live entry below it.
             let nt = unsafe { node.get_unchecked(*t as usize) }.next;
-            debug_assert!((nt as usize) < node.len(), "no entry below tail {t}");
-            // SAFETY: as above, `nt` is a live slot.
-            unsafe { node.get_unchecked_mut(nt as usize) }.group -= 1;
+            debug_assert!((nt as usize) < up.len(), "no entry below tail {t}");
+            // SAFETY: as above, `nt` is a live slot (`up` and `node` have one entry per
+            // slot).
+            unsafe { up.get_unchecked_mut(nt as usize) }.group -= 1;
             *t = nt;
         }
         self.work += (groups - k) as u64;
@@ -321,7 +341,7 @@ impl ListStack {
         if g2 > 0 {
             self.tails[g2 - 1] = self.bottom;
         }
-        self.node[slot as usize].prev = NIL;
+        self.up[slot as usize].prev = NIL;
         self.node[slot as usize].next = NIL;
         self.free.push(slot);
     }
@@ -346,16 +366,16 @@ impl ListStack {
         let mut prev = NIL;
         let mut c = self.top;
         while c != NIL {
-            let e = self.node[c as usize];
-            if e.prev != prev {
+            let (e, u) = (self.node[c as usize], self.up[c as usize]);
+            if u.prev != prev {
                 return Err(format!("stack slot {c}: broken prev link"));
             }
             let g = pos / self.z;
-            if e.group as usize != g {
+            if u.group as usize != g {
                 return Err(format!(
                     "stack position {} in group {}, expected {g}",
                     pos + 1,
-                    e.group
+                    u.group
                 ));
             }
             if ((pos + 1).is_multiple_of(self.z) || pos + 1 == self.len)
