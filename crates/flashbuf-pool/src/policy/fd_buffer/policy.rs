@@ -311,8 +311,16 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
             + self.savings.bytes() / self.m.max(1)
     }
 
-    fn prepare_miss(&mut self, _pid: PageId, access: Access) {
+    /// Records the access (Algorithm 2 picks the victim by it) and starts fetching the
+    /// page's ghost entry and, for a write, its cluster's map entry, which `on_insert`
+    /// reads after the victim is chosen and evicted and the page read (a cache miss per
+    /// insert otherwise; see the module documentation of `super`).
+    fn prepare_miss(&mut self, pid: PageId, access: Access) {
         self.next_access = Some(access);
+        self.est.prefetch_admit(pid.0);
+        if let (true, Some(c)) = (access.is_write(), self.clusters.as_ref()) {
+            c.prefetch_enter(pid.0);
+        }
     }
 
     fn wants_io_observations(&self) -> bool {

@@ -60,6 +60,14 @@ impl<V: Copy + PartialEq> PageMap<V> {
         (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
     }
 
+    /// Hints the CPU that `key`'s entry will be looked up soon: its home slot's cache
+    /// line starts moving towards the core (changes nothing; see
+    /// [`flashbuf_core::prefetch`]).
+    #[inline]
+    pub fn prefetch(&self, key: u64) {
+        flashbuf_core::prefetch::prefetch_at(&self.slots, self.home(key));
+    }
+
     /// The slot holding `key`, or the free slot ending its probe sequence.
     #[inline]
     fn find(&self, key: u64) -> (usize, bool) {
