@@ -251,8 +251,16 @@ impl Device for MemDevice {
         Ok(())
     }
 
+    /// One request, without [`Device::write_heads`]'s one-element slice and its two passes
+    /// over it: a no-bytes replay writes its pages back one at a time (LRU, TPC-C, 2 M
+    /// refs, 1,241 frames: 809.3 M -> 803.0 M instructions, same counts).
     fn write_head(&self, offset: u64, len: usize, head: &[u8]) -> Result<(), DeviceError> {
-        self.write_heads(&[HeadWrite { offset, len, head }])
+        check_head(len, head.len())?;
+        let mut s = self.state.write();
+        check_range(IoOp::Write, offset, len, s.len)?;
+        s.write_head(offset, len, head);
+        s.count_write(len);
+        Ok(())
     }
 
     fn write_heads(&self, ops: &[HeadWrite<'_>]) -> Result<(), DeviceError> {
