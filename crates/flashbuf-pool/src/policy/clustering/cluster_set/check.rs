@@ -17,26 +17,26 @@ impl ClusterSet {
             let (mut n, mut sum, mut prev, mut cur) = (0u32, 0u64, NIL, c.head);
             while cur != NIL {
                 let i = cur as usize;
-                if self.slot_of[i] != s || self.prev[i] != prev {
+                if self.at[i].slot != s || self.at[i].prev != prev {
                     return Err(format!(
                         "clusters: frame {cur} badly linked in cluster {cluster}"
                     ));
                 }
-                if self.pid[i] / self.cluster_size != cluster {
+                if self.at[i].pid / self.cluster_size != cluster {
                     return Err(format!(
                         "clusters: page {} in cluster {cluster}",
-                        self.pid[i]
+                        self.at[i].pid
                     ));
                 }
                 if prev != NIL {
-                    sum += self.pid[prev as usize].abs_diff(self.pid[i]);
+                    sum += self.at[prev as usize].pid.abs_diff(self.at[i].pid);
                 }
                 n += 1;
                 if n > c.n {
                     return Err(format!("clusters: cluster {cluster} longer than {}", c.n));
                 }
                 prev = cur;
-                cur = self.next[i];
+                cur = self.at[i].next;
             }
             if n != c.n
                 || n == 0
@@ -55,7 +55,7 @@ impl ClusterSet {
             }
             members += n as usize;
         }
-        let linked = self.slot_of.iter().filter(|&&s| s != NIL).count();
+        let linked = self.at.iter().filter(|m| m.slot != NIL).count();
         if members != self.members || linked != members {
             return Err(format!(
                 "clusters: {members} linked, {linked} frames claim a cluster, count {}",
