@@ -133,9 +133,9 @@ pub struct ClusterSet {
 }
 
 impl ClusterSet {
-    /// Bytes of state per frame (page links plus a slot and two tree nodes per frame, and
-    /// the hash table).
-    pub const BYTES_PER_FRAME: usize = 8 + 4 + 4 + 4 + 48 + 2 * (4 + 8) + 4 + 16;
+    /// Bytes of state per frame (the frame's `Member` record — page, links, slot, padded
+    /// to 24 bytes — plus a slot and two tree nodes per frame, and the hash table).
+    pub const BYTES_PER_FRAME: usize = std::mem::size_of::<Member>() + 48 + 2 * (4 + 8) + 4 + 16;
 
     /// A set for frames `0..frames_count` with clusters of `cluster_size` page numbers.
     pub fn new(frames_count: usize, cluster_size: u64) -> Result<Self, ConfigError> {
