@@ -55,12 +55,14 @@
 //! branch mispredictions, 28.3 M -> 26.5 M L1 data misses; 8 bytes less per frame.
 //!
 //! # Where the wall time goes
-//! FD-Buffer runs at about 0.49x LRU's instructions but nearer 0.4x its wall time: its
+//! FD-Buffer runs at about 0.49x LRU's instructions but 0.42-0.50x its CPU time: its
 //! state (396 bytes per frame against LRU's 62: two stacks, ghosts, four counter arrays,
-//! clusters) evicts the replay's own data from the caches. `perf record -e cpu-clock`
-//! (a timer, no hardware counters needed), `flashbuf bench --data none --buffer-pages
-//! 1241 --limit 2000000 --runs 3` on the TPC-C trace, stop 32: the replay loop outside
-//! any policy (`access_all`) takes 3,017 samples with FD-Buffer against 1,633 with LRU.
+//! clusters) also slows the replay's own code, whose data it pushes out of the caches.
+//! `perf record -e cpu-clock -F 5000` (a timer, no hardware counters needed), `flashbuf
+//! bench --data none --buffer-pages 1241 --runs 3` on the TPC-C trace, three quiet
+//! rounds, stop 32: the replay loop outside any policy (`access_all`) takes 1.35-1.73x
+//! (median 1.44x) the samples it takes in LRU's run, all code outside the policy
+//! 1.12-1.37x (median 1.20x); the policy's own functions take the rest.
 //! Where FD-Buffer can know an address early it prefetches it: [`Policy::prepare_miss`]
 //! starts fetching the incoming page's ghost entry and, for a write, its cluster's map
 //! entry, which `on_insert` reads only after the victim is chosen, evicted and the page
