@@ -139,12 +139,11 @@ impl ClusterSet {
         }
     }
 
-    /// Recomputes inner node `node` from its children and returns it.
+    /// Recomputes inner node `node` from its children.
     #[inline(always)]
-    fn recompute(&mut self, node: usize) -> Node {
+    fn recompute(&mut self, node: usize) {
         let n = self.combine(self.tree[node]);
         self.set_node(node, n);
-        n
     }
 
     /// The node above children `l` and `r`: the winner and the earliest expiry.
