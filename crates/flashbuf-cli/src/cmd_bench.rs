@@ -51,16 +51,11 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, LabError> {
     let median = speeds[speeds.len() / 2];
     let last = &runs[runs.len() - 1];
     // How far the run is from what copying and checksumming its pages alone would allow.
-    let cost = flashbuf_lab::byte_limit::PageCost::measure(cfg.page_size);
-    let limit = cost.limit_refs_per_s(last.references, last.misses, last.page_writes);
     // Without bytes (`--data none`) no page is copied or checksummed: the limit does not
-    // apply.
+    // apply, and the ≥ 20 ms it takes to measure are not spent.
     let bytes = cfg.data == flashbuf_core::DataMode::Bytes;
-    let (limit_json, fraction_json) = if bytes {
-        (serde_json::json!(limit), serde_json::json!(best / limit))
-    } else {
-        (serde_json::Value::Null, serde_json::Value::Null)
-    };
+    let cost = bytes.then(|| flashbuf_lab::byte_limit::PageCost::measure(cfg.page_size));
+    let limit = cost.map(|c| c.limit_refs_per_s(last.references, last.misses, last.page_writes));
     if a.replay.common.json {
         let doc = serde_json::json!({
             "build": build,
@@ -77,24 +72,23 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, LabError> {
                 "trace": last.trace, "references": last.references, "runs": runs.len(),
                 "best_refs_per_s": best, "median_refs_per_s": median,
                 "max_rss_bytes": flashbuf_lab::result::max_rss_bytes(),
-                "page_copy_ns": cost.copy_ns, "page_crc_ns": cost.crc_ns,
-                "byte_limit_refs_per_s": limit_json, "fraction_of_byte_limit": fraction_json,
+                "page_copy_ns": cost.map(|c| c.copy_ns), "page_crc_ns": cost.map(|c| c.crc_ns),
+                "byte_limit_refs_per_s": limit, "fraction_of_byte_limit": limit.map(|l| best / l),
             },
             "runs": runs,
         });
         print(&format!("{doc:#}\n"))?;
     } else {
-        let limit_line = if bytes {
-            format!(
+        let limit_line = match (cost, limit) {
+            (Some(cost), Some(limit)) => format!(
                 "byte limit: {:.2} M refs/s (page copy {:.0} ns + CRC32C {:.0} ns per miss and write-back); best run at {:.0}% of it",
                 limit / 1e6,
                 cost.copy_ns,
                 cost.crc_ns,
                 100.0 * best / limit
-            )
-        } else {
-            "--data none: no page bytes copied or checksummed (the byte limit does not apply)"
-                .to_string()
+            ),
+            _ => "--data none: no page bytes copied or checksummed (the byte limit does not apply)"
+                .to_string(),
         };
         print(&format!(
             "{} {} {} buffer {} pages of {} B, {} refs: best {:.2} M refs/s, median {:.2} M refs/s, peak RSS {} MiB\n{limit_line}\n",
