@@ -73,7 +73,9 @@ fn bench_and_mrc_take_the_mode() {
     let bytes = json(&["bench", "--limit", "20000", "--runs", "1", "--json"]);
     let limit = bytes["bench"]["byte_limit_refs_per_s"].as_f64();
     assert!(limit.is_some_and(|l| l > 0.0), "{bytes}");
-    assert!(bytes["bench"]["page_copy_ns"].as_f64().is_some_and(|c| c > 0.0));
+    assert!(bytes["bench"]["page_copy_ns"]
+        .as_f64()
+        .is_some_and(|c| c > 0.0));
     let o = flashbuf(&["bench", "--limit", "20000", "--runs", "1", "--data", "none"]);
     assert!(String::from_utf8_lossy(&o.stdout).contains("byte limit does not apply"));
     let mrc = |data: &str| {

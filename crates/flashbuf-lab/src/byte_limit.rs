@@ -22,9 +22,9 @@ pub struct PageCost {
 /// server core), so that the limit is the best case.
 const WORKING_SET_BYTES: usize = 256 << 10;
 
-/// Gap between the source's end and the destination's start. With it the two differ by
-/// 1 KiB modulo 4 KiB (no 4 KiB aliasing between a page's load and its store) and modulo
-/// 64 KiB (not the same second-level cache sets).
+/// Gap between the source's end and the destination's start. With it a page's source and
+/// destination differ by 1 KiB modulo 4 KiB (no 4 KiB aliasing between a load and its
+/// store) and never by a multiple of 64 KiB (not the same second-level cache sets).
 const GAP_BYTES: usize = 4096 + 1024;
 
 /// Timed passes at least, and at least this long in all; the best pass counts.
@@ -69,7 +69,7 @@ impl PageCost {
     /// Before (issue 17's first version): 512 KiB a side (1 MiB: more than the cache),
     /// the two sides in separate allocations, five passes of one copy. Wherever the
     /// allocator put the destination 512 KiB + 16 bytes after the source (the same cache
-    /// sets), an 8 KiB copy measured 2.8–5.0 µs instead of ≈ 0.35 µs, and `bench` printed
+    /// sets), an 8 KiB copy measured 2.8–5.0 µs instead of 0.17–0.30 µs, and `bench` printed
     /// runs at 125 % of their "limit".
     pub fn measure(page_size: usize) -> Self {
         let page_size = page_size.max(1);
@@ -143,7 +143,7 @@ mod tests {
 
     /// Regression: the first version copied between two 512 KiB allocations (1 MiB, more
     /// than a core's cache) that the allocator could place 512 KiB + 16 bytes apart (the
-    /// same cache sets): 8 KiB copies measured 2.8–5.0 µs instead of ≈ 0.35 µs and `bench`
+    /// same cache sets): 8 KiB copies measured 2.8–5.0 µs instead of 0.17–0.30 µs and `bench`
     /// reported runs at 125 % of their limit.
     #[test]
     fn regression_byte_limit_working_set_fits_the_cache_without_aliasing() {
@@ -156,7 +156,8 @@ mod tests {
                 "{page_size}: {l:?} is more than the cache-sized working set"
             );
             assert!(l.dst_offset >= side && l.total_bytes == l.dst_offset + side);
-            // Source and destination pages differ by 1 KiB modulo 4 KiB and 64 KiB.
+            // Source and destination differ by 1 KiB modulo 4 KiB, never by a multiple of
+            // 64 KiB.
             let d = l.dst_offset;
             assert_eq!(d % 4096, 1024, "{page_size}: {l:?}");
             assert_ne!(d % 65536, 0, "{page_size}: {l:?}");
