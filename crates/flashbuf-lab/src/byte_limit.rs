@@ -27,8 +27,9 @@ const WORKING_SET_BYTES: usize = 256 << 10;
 /// store) and never by a multiple of 64 KiB (not the same second-level cache sets).
 const GAP_BYTES: usize = 4096 + 1024;
 
-/// Timed passes at least, and at least this long in all; the best pass counts.
+/// Timed passes at least; the best pass counts.
 const MIN_PASSES: usize = 20;
+/// Nanoseconds of timed passes at least, in all.
 const MIN_TOTAL_NS: u128 = 20_000_000;
 
 /// Copies of the whole working set per timed pass.
@@ -63,8 +64,8 @@ impl Layout {
 impl PageCost {
     /// Measures copy and CRC32C of one page in the best case: a working set that stays in
     /// a core's second-level cache ([`Layout`]), written once before timing, each timed
-    /// pass copying (then checksumming) it [`COPIES_PER_PASS`] times; the best of at least
-    /// [`MIN_PASSES`] passes and 20 ms, so that the limit is one no replay can pass.
+    /// pass copying (then checksumming) it 8 times; the best of at least 20 passes and
+    /// 20 ms, so that the limit is one no replay can pass.
     ///
     /// Before (issue 17's first version): 512 KiB a side (1 MiB: more than the cache),
     /// the two sides in separate allocations, five passes of one copy. Wherever the
