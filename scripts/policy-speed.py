@@ -18,18 +18,10 @@ trace's future and are reported, marked, beside the online ones. Default traces:
 page traces and the ones captured under `traces/`. Build first:
 `cargo build --release -p flashbuf-cli`.
 """
-import argparse, json, math, os, statistics, subprocess, sys
+import argparse, json, math, os, statistics, subprocess
 
-HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SHARED = os.path.join(HERE, '..', 'shared')
-FB = os.path.join(HERE, 'target', 'release', 'flashbuf')
-DEFAULT_TRACES = [
-    os.path.join(SHARED, 'traces', 'tpcc-pg15-w4.pagetrace.csv.zst'),
-    os.path.join(SHARED, 'traces', 'pgbench-pg15-s20.pagetrace.csv.zst'),
-    os.path.join(HERE, 'traces', 'pgbench-pg15-s50.pagetrace.csv.zst'),
-    os.path.join(HERE, 'traces', 'oltp-pg15-t8.pagetrace.csv.zst'),
-    os.path.join(HERE, 'traces', 'tpcc-pg15-w8.pagetrace.csv.zst'),
-]
+from speedlab import FB, bench, require_binary, traces_or_default
+
 OFFLINE = {'belady', 'offline'}
 FLOOR = 0.5
 
@@ -41,13 +33,6 @@ def policies():
     return names + ['fd-buffer:cost=clustered']
 
 
-def bench(trace, policy, runs):
-    out = subprocess.run([FB, 'bench', '--trace', trace, '--data', 'none', '--policy', policy,
-                          '--runs', str(runs), '--json'], check=True, capture_output=True,
-                         text=True)
-    return json.loads(out.stdout)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('traces', nargs='*')
@@ -56,10 +41,9 @@ def main():
     ap.add_argument('--policies', help='comma-separated (default: every registered policy)')
     ap.add_argument('--json', help='write every figure here')
     a = ap.parse_args()
-    if not os.access(FB, os.X_OK):
-        sys.exit(f'{FB} missing: cargo build --release -p flashbuf-cli')
+    require_binary()
     names = a.policies.split(',') if a.policies else policies()
-    traces = a.traces or [t for t in DEFAULT_TRACES if os.path.exists(t)]
+    traces = traces_or_default(a.traces)
     report, under = [], []
     for t in traces:
         trace = os.path.basename(t).split('.')[0]

@@ -15,17 +15,9 @@ the ones captured under `traces/`. Build first: `cargo build --release -p flashb
 """
 import argparse, json, os, statistics, subprocess, sys
 
-HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SHARED = os.path.join(HERE, '..', 'shared')
-FB = os.path.join(HERE, 'target', 'release', 'flashbuf')
+from speedlab import SHARED, bench, require_binary, traces_or_default
+
 VENV = os.path.join(os.environ.get('TMPDIR', '/tmp'), 'flashbuf-peer')
-DEFAULT_TRACES = [
-    os.path.join(SHARED, 'traces', 'tpcc-pg15-w4.pagetrace.csv.zst'),
-    os.path.join(SHARED, 'traces', 'pgbench-pg15-s20.pagetrace.csv.zst'),
-    os.path.join(HERE, 'traces', 'pgbench-pg15-s50.pagetrace.csv.zst'),
-    os.path.join(HERE, 'traces', 'oltp-pg15-t8.pagetrace.csv.zst'),
-    os.path.join(HERE, 'traces', 'tpcc-pg15-w8.pagetrace.csv.zst'),
-]
 
 
 def peer_python():
@@ -34,12 +26,6 @@ def peer_python():
         subprocess.run([sys.executable, '-m', 'venv', VENV], check=True)
         subprocess.run([os.path.join(VENV, 'bin', 'pip'), 'install', '-q', 'libcachesim'], check=True)
     return py
-
-
-def ours(trace, policy, runs):
-    out = subprocess.run([FB, 'bench', '--trace', trace, '--data', 'none', '--policy', policy,
-                          '--runs', str(runs), '--json'], check=True, capture_output=True, text=True)
-    return json.loads(out.stdout)
 
 
 def peer(py, trace, pages):
@@ -57,16 +43,15 @@ def main():
     ap.add_argument('--policy', default='lru')
     ap.add_argument('--json', help='write every figure here')
     a = ap.parse_args()
-    if not os.access(FB, os.X_OK):
-        sys.exit(f'{FB} missing: cargo build --release -p flashbuf-cli')
-    traces = a.traces or [t for t in DEFAULT_TRACES if os.path.exists(t)]
+    require_binary()
+    traces = traces_or_default(a.traces)
     py = peer_python()
     report = []
     for t in traces:
         name = os.path.basename(t).split('.')[0]
         rounds = []
         for _ in range(a.rounds):
-            o = ours(t, a.policy, a.runs)
+            o = bench(t, a.policy, a.runs)
             p = peer(py, t, o['bench']['buffer_pages'])
             if p['misses'] != o['runs'][0]['misses'] and a.policy == 'lru':
                 sys.exit(f"{name}: misses differ (flashbuf {o['runs'][0]['misses']}, libCacheSim {p['misses']})")
