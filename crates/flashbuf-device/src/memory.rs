@@ -4,10 +4,14 @@ use crate::heads::{Got, HeadHints, Heads};
 use crate::{
     check_head, check_range, counters::Counters, Device, DeviceError, HeadWrite, IoOp, WriteOp,
 };
+use flashbuf_core::aligned::AlignedBuf;
 use flashbuf_core::DeviceStats;
 use parking_lot::RwLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+
+/// Alignment of a chunk's first byte (see `new_chunk`).
+const CHUNK_ALIGN: usize = 4096;
 
 /// Bytes per chunk of a [`MemDevice`].
 const CHUNK_BYTES: usize = 1 << 20;
@@ -43,7 +47,7 @@ pub struct MemDevice {
 #[derive(Debug, Default)]
 struct State {
     len: u64,
-    chunks: Vec<Option<Box<[u8]>>>,
+    chunks: Vec<Option<AlignedBuf>>,
     /// Heads of metadata-only writes ([`crate::heads`]).
     heads: Heads,
     /// Write requests and their bytes, and head reads and theirs, counted under the write
@@ -132,7 +136,7 @@ impl State {
 }
 
 /// Writes `data` at `offset` into the chunks, allocating them as needed.
-fn write_chunks(chunks: &mut Vec<Option<Box<[u8]>>>, offset: u64, data: &[u8]) {
+fn write_chunks(chunks: &mut Vec<Option<AlignedBuf>>, offset: u64, data: &[u8]) {
     let mut done = 0;
     while done < data.len() {
         let at = offset as usize + done;
@@ -147,15 +151,25 @@ fn write_chunks(chunks: &mut Vec<Option<Box<[u8]>>>, offset: u64, data: &[u8]) {
     }
 }
 
-/// A zeroed chunk whose memory pages are already mapped for writing.
+/// A zeroed chunk whose memory pages are already mapped for writing, aligned to 4 KiB.
+///
+/// Aligned because the frames copied into it are: a `Vec` of 1 MiB starts 16 bytes past a
+/// page (the allocator's header before an `mmap`ped block), and on this host's AMD EPYC an
+/// 8 KiB `memcpy` from a page-aligned source to a destination 16 bytes past a 64-byte line
+/// took 2.96 µs against 0.20 µs aligned, both in cache (the string-move instruction
+/// `memcpy` uses for large copies slows down on that misalignment). Measured through the
+/// device, 100,000 random 8 KiB writes of cached frames into a 313 MiB image: 5.3 µs each
+/// before, 1.4 µs after (reads 1.57 -> 1.1 µs). In a full-bytes replay, whose written-back
+/// frames are mostly out of the cache by then, less: LRU on the TPC-C trace, median of five
+/// interleaved runs 1.36 -> 1.44 M refs/s, `memmove`'s share of the samples 31 % -> 24 %.
 ///
 /// The allocator hands out fresh zero pages lazily: a read maps the shared zero page and a
 /// later write must copy it and shoot down the other cores' TLB entries (an IPI per 4 KiB
 /// page, measured at ~6% of an LRU replay on the memory device). Touching every page with a
 /// write first maps it writable at once. The value written is opaque to the compiler so
 /// the store is not elided as redundant on zeroed memory.
-fn new_chunk() -> Box<[u8]> {
-    let mut chunk = vec![0u8; CHUNK_BYTES].into_boxed_slice();
+fn new_chunk() -> AlignedBuf {
+    let mut chunk = AlignedBuf::zeroed(CHUNK_BYTES, CHUNK_ALIGN);
     for at in (0..CHUNK_BYTES).step_by(4096) {
         chunk[at] = std::hint::black_box(0);
     }
@@ -330,6 +344,26 @@ impl Device for MemDevice {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regression: chunks were `vec![0; 1 MiB]`, which the allocator places 16 bytes past
+    /// a page, so every copy of a page-aligned frame into one had a destination 16 bytes
+    /// off a cache line (5.3 µs per cached 8 KiB write against 1.4 µs aligned on this
+    /// host's AMD EPYC, see `new_chunk`).
+    #[test]
+    fn regression_chunks_are_page_aligned() {
+        let d = MemDevice::new(0);
+        d.set_len(4 * CHUNK_BYTES as u64).unwrap();
+        for c in 0..4u64 {
+            d.write_at(c * CHUNK_BYTES as u64 + 8192, &[1; 8192])
+                .unwrap();
+        }
+        let s = d.state.read();
+        assert_eq!(s.chunks.iter().flatten().count(), 4);
+        for chunk in s.chunks.iter().flatten() {
+            assert_eq!(chunk.as_ptr() as usize % CHUNK_ALIGN, 0);
+            assert_eq!(chunk.len(), CHUNK_BYTES);
+        }
+    }
 
     #[test]
     fn prefetch_changes_no_byte_and_no_counter() {
