@@ -70,12 +70,23 @@ fn bench_and_mrc_take_the_mode() {
     assert!(b["bench"]["byte_limit_refs_per_s"].is_null());
     // Nothing measured that does not apply.
     assert!(b["bench"]["page_copy_ns"].is_null(), "{b}");
+    assert!(b["bench"]["working_set_refs_per_s"].is_null(), "{b}");
     let bytes = json(&["bench", "--limit", "20000", "--runs", "1", "--json"]);
     let limit = bytes["bench"]["byte_limit_refs_per_s"].as_f64();
     assert!(limit.is_some_and(|l| l > 0.0), "{bytes}");
     assert!(bytes["bench"]["page_copy_ns"]
         .as_f64()
         .is_some_and(|c| c > 0.0));
+    // The second figure: pages taken from a region the size of the run's distinct pages.
+    assert!(bytes["bench"]["working_set_page_ns"]
+        .as_f64()
+        .is_some_and(|c| c > 0.0));
+    let pages = bytes["runs"][0]["distinct_pages"].as_u64().unwrap_or(0);
+    assert_eq!(
+        bytes["bench"]["working_set_source_bytes"].as_u64(),
+        Some(pages * 8192),
+        "{bytes}"
+    );
     let o = flashbuf(&["bench", "--limit", "20000", "--runs", "1", "--data", "none"]);
     assert!(String::from_utf8_lossy(&o.stdout).contains("byte limit does not apply"));
     let mrc = |data: &str| {

@@ -2,8 +2,17 @@
 //! verifies its checksum, every write-back checksums (seals) a page and copies it out. This
 //! measures those two primitives on this machine (memcpy and CRC32C of one page) so that
 //! `flashbuf bench` can report each run's distance to that limit.
+//!
+//! Two figures: [`PageCost`] with the pages in a core's cache (the limit: no replay can
+//! copy faster), and [`WorkingSetCost`] with each page taken at random from a region the
+//! size of the run's distinct pages into one the size of its buffer, as a replay's misses
+//! take them (where the run's pages exceed the last-level cache, from main memory). The
+//! second is what full-bytes replays approach; it is not a bound (a replay's misses are
+//! not uniform over its pages: a page evicted a moment ago may still be cached).
 
+use flashbuf_core::aligned::AlignedBuf;
 use flashbuf_core::page::crc32c;
+use flashbuf_core::rng::SplitMix64;
 use std::time::Instant;
 
 /// Nanoseconds one page of `page_size` bytes costs to copy and to checksum, measured.
@@ -118,13 +127,100 @@ impl PageCost {
     /// `write_backs` over `references` could reach if bytes were all it did: each miss a
     /// copy and a CRC, each write-back a CRC and a copy.
     pub fn limit_refs_per_s(&self, references: u64, misses: u64, write_backs: u64) -> f64 {
-        let per_page = self.copy_ns + self.crc_ns;
-        let ns = (misses + write_backs) as f64 * per_page;
-        if ns <= 0.0 {
-            f64::INFINITY
-        } else {
-            references as f64 / (ns * 1e-9)
+        refs_per_s(references, misses + write_backs, self.copy_ns + self.crc_ns)
+    }
+}
+
+/// References per second when `pages` page transfers of `page_ns` each are all the time.
+fn refs_per_s(references: u64, pages: u64, page_ns: f64) -> f64 {
+    let ns = pages as f64 * page_ns;
+    if ns <= 0.0 {
+        f64::INFINITY
+    } else {
+        references as f64 / (ns * 1e-9)
+    }
+}
+
+/// Bytes of the source region at most: far beyond any last-level cache, so a larger run
+/// costs the same per page; the cap keeps a run on a file device (whose pages were not
+/// in memory) from allocating its whole store.
+const WORKING_SET_MAX_SOURCE_BYTES: usize = 1 << 30;
+
+/// `pages` pages of `page_size` bytes (at least 1), at most 1 GiB of them (at least one).
+fn capped_source_pages(page_size: usize, pages: usize) -> usize {
+    pages.clamp(1, (WORKING_SET_MAX_SOURCE_BYTES / page_size.max(1)).max(1))
+}
+
+/// Random copies per timed chunk (their indices drawn before the chunk's clock starts).
+const CHUNK_COPIES: usize = 1024;
+
+/// One page copied from a random page of the run's working set into a random frame, then
+/// checksummed: the cost a full-bytes replay's miss really pays (see the module docs).
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct WorkingSetCost {
+    /// Page size in bytes.
+    pub page_size: usize,
+    /// Bytes of the source region: the run's distinct pages, at most 1 GiB.
+    pub source_bytes: usize,
+    /// Bytes of the destination region: the run's buffer.
+    pub frames_bytes: usize,
+    /// One copy and one CRC32C of the copied page.
+    pub page_ns: f64,
+}
+
+impl WorkingSetCost {
+    /// Measures a copy of a random page of a `source_pages`-page region into a random page
+    /// of a `frames`-page region, then the CRC32C of the copy, in chunks of 1,024 such
+    /// pages (random by `seed`); the best chunk of at least 20 and 20 ms. Both regions are
+    /// page-aligned and written before timing (an untouched page would read the kernel's
+    /// shared zero page).
+    pub fn measure(page_size: usize, source_pages: usize, frames: usize, seed: u64) -> Self {
+        let page_size = page_size.max(1);
+        let source_pages = capped_source_pages(page_size, source_pages);
+        let frames = frames.max(1);
+        // Page-aligned, as the memory device's chunks and the pool's frames are (a `Vec`
+        // reused from the allocator's heap can start anywhere modulo 64 bytes, and a copy
+        // to a misaligned destination costs several times more here).
+        let mut src = AlignedBuf::zeroed(source_pages * page_size, 4096);
+        src.fill(0x5A);
+        let mut dst = AlignedBuf::zeroed(frames * page_size, 4096);
+        dst.fill(0xA5);
+        let mut rng = SplitMix64::new(seed);
+        let mut pairs = vec![(0usize, 0usize); CHUNK_COPIES];
+        let (mut page_ns, mut chunks, mut spent_ns, mut sink) = (f64::MAX, 0usize, 0u128, 0u32);
+        while chunks < MIN_PASSES || spent_ns < MIN_TOTAL_NS {
+            for p in pairs.iter_mut() {
+                *p = (
+                    rng.below(source_pages as u64) as usize * page_size,
+                    rng.below(frames as u64) as usize * page_size,
+                );
+            }
+            let t = Instant::now();
+            for &(s, d) in &pairs {
+                let to = &mut dst[d..d + page_size];
+                to.copy_from_slice(&src[s..s + page_size]);
+                sink ^= crc32c(to);
+            }
+            sink = std::hint::black_box(sink);
+            let ns = t.elapsed().as_nanos();
+            page_ns = page_ns.min(ns as f64 / CHUNK_COPIES as f64);
+            chunks += 1;
+            spent_ns += ns;
         }
+        std::hint::black_box(sink);
+        Self {
+            page_size,
+            source_bytes: source_pages * page_size,
+            frames_bytes: frames * page_size,
+            page_ns,
+        }
+    }
+
+    /// References per second if each miss and each write-back cost one such page (a
+    /// write-back's copy goes the other way, to a random place of the store: the same
+    /// traffic).
+    pub fn refs_per_s(&self, references: u64, misses: u64, write_backs: u64) -> f64 {
+        refs_per_s(references, misses + write_backs, self.page_ns)
     }
 }
 
@@ -140,6 +236,27 @@ mod tests {
         let many = c.limit_refs_per_s(1000, 100, 50);
         assert!(few > many && many > 0.0);
         assert!(c.limit_refs_per_s(1000, 0, 0).is_infinite());
+    }
+
+    #[test]
+    fn the_working_set_has_the_run_s_sizes_and_the_limit_follows_the_misses() {
+        // 64 MiB of 8 KiB pages into a 64-frame buffer. Timings are not compared (a test
+        // is no benchmark; `flashbuf bench` prints them).
+        let c = WorkingSetCost::measure(8192, 8192, 64, 7);
+        assert_eq!((c.source_bytes, c.frames_bytes), (64 << 20, 512 << 10));
+        assert!(c.page_ns > 0.0, "{c:?}");
+        let (few, many) = (c.refs_per_s(1000, 10, 0), c.refs_per_s(1000, 100, 50));
+        assert!(few > many && many > 0.0);
+        assert!(c.refs_per_s(1000, 0, 0).is_infinite());
+        // The source is capped at 1 GiB; degenerate sizes still measure one page.
+        assert_eq!(capped_source_pages(1 << 20, 4096), 1024);
+        assert_eq!(capped_source_pages(8192, 4096), 4096);
+        assert_eq!(capped_source_pages(2 << 30, 5), 1);
+        let tiny = WorkingSetCost::measure(0, 0, 0, 1);
+        assert_eq!(
+            (tiny.page_size, tiny.source_bytes, tiny.frames_bytes),
+            (1, 1, 1)
+        );
     }
 
     /// Regression: the first version copied between two 512 KiB allocations (1 MiB, more
