@@ -4,13 +4,12 @@ use crate::heads::{Got, HeadHints, Heads};
 use crate::{
     check_head, check_range, counters::Counters, Device, DeviceError, HeadWrite, IoOp, WriteOp,
 };
-use flashbuf_core::aligned::AlignedBuf;
 use flashbuf_core::DeviceStats;
 use parking_lot::RwLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-/// Alignment of a chunk's first byte (see `new_chunk`).
+/// Alignment of a chunk's first byte (see [`Chunk`]).
 const CHUNK_ALIGN: usize = 4096;
 
 /// Bytes per chunk of a [`MemDevice`].
@@ -47,7 +46,7 @@ pub struct MemDevice {
 #[derive(Debug, Default)]
 struct State {
     len: u64,
-    chunks: Vec<Option<AlignedBuf>>,
+    chunks: Vec<Option<Chunk>>,
     /// Heads of metadata-only writes ([`crate::heads`]).
     heads: Heads,
     /// Write requests and their bytes, and head reads and theirs, counted under the write
@@ -136,7 +135,7 @@ impl State {
 }
 
 /// Writes `data` at `offset` into the chunks, allocating them as needed.
-fn write_chunks(chunks: &mut Vec<Option<AlignedBuf>>, offset: u64, data: &[u8]) {
+fn write_chunks(chunks: &mut Vec<Option<Chunk>>, offset: u64, data: &[u8]) {
     let mut done = 0;
     while done < data.len() {
         let at = offset as usize + done;
@@ -145,35 +144,66 @@ fn write_chunks(chunks: &mut Vec<Option<AlignedBuf>>, offset: u64, data: &[u8]) 
         if c >= chunks.len() {
             chunks.resize_with(c + 1, || None);
         }
-        let chunk = chunks[c].get_or_insert_with(new_chunk);
+        let chunk = chunks[c].get_or_insert_with(Chunk::new);
         chunk[o..o + n].copy_from_slice(&data[done..done + n]);
         done += n;
     }
 }
 
-/// A zeroed chunk whose memory pages are already mapped for writing, aligned to 4 KiB.
+/// One chunk of the image: `CHUNK_BYTES` bytes starting at a multiple of `CHUNK_ALIGN`
+/// inside a buffer `CHUNK_ALIGN` bytes longer.
 ///
 /// Aligned because the frames copied into it are: a `Vec` of 1 MiB starts 16 bytes past a
-/// page (the allocator's header before an `mmap`ped block), and on this host's AMD EPYC an
-/// 8 KiB `memcpy` from a page-aligned source to a destination 16 bytes past a 64-byte line
-/// took 2.96 µs against 0.20 µs aligned, both in cache (the string-move instruction
-/// `memcpy` uses for large copies slows down on that misalignment). Measured through the
-/// device, 100,000 random 8 KiB writes of cached frames into a 313 MiB image: 5.3 µs each
-/// before, 1.4 µs after (reads 1.57 -> 1.1 µs). In a full-bytes replay, whose written-back
-/// frames are mostly out of the cache by then, less: LRU on the TPC-C trace, median of five
-/// interleaved runs 1.36 -> 1.44 M refs/s, `memmove`'s share of the samples 31 % -> 24 %.
+/// page (the allocator's header before an `mmap`ped block), so a page-aligned frame's copy
+/// had its destination 16 bytes ahead of its source modulo 4 KiB, where each load seems
+/// to depend on a store just made (4 KiB aliasing). On this host's AMD EPYC an 8 KiB copy
+/// took 2.96 µs that way against 0.20 µs aligned, both in cache; through the device,
+/// 100,000 random 8 KiB writes of cached frames into a 313 MiB image took 5.3 µs each
+/// before and 1.4 µs after (reads 1.57 -> 1.1 µs). In a full-bytes replay, whose
+/// written-back frames are mostly out of the cache by then, less: LRU on the TPC-C trace,
+/// median of five interleaved runs 1.36 -> 1.44 M refs/s, `memmove`'s share of the
+/// samples 31 % -> 24 %.
 ///
-/// The allocator hands out fresh zero pages lazily: a read maps the shared zero page and a
-/// later write must copy it and shoot down the other cores' TLB entries (an IPI per 4 KiB
-/// page, measured at ~6% of an LRU replay on the memory device). Touching every page with a
-/// write first maps it writable at once. The value written is opaque to the compiler so
-/// the store is not elided as redundant on zeroed memory.
-fn new_chunk() -> AlignedBuf {
-    let mut chunk = AlignedBuf::zeroed(CHUNK_BYTES, CHUNK_ALIGN);
-    for at in (0..CHUNK_BYTES).step_by(4096) {
-        chunk[at] = std::hint::black_box(0);
+/// The alignment is taken inside a plain buffer rather than asked of the allocator: an
+/// aligned allocation of 1 MiB fragmented glibc's heap from one run to the next (`bench
+/// --runs 3` at 512-byte pages: peak RSS 60 -> 103 MiB), plain ones of one size reuse it.
+#[derive(Debug)]
+struct Chunk {
+    buf: Box<[u8]>,
+    start: usize,
+}
+
+impl Chunk {
+    /// A zeroed chunk whose memory pages are already mapped for writing.
+    ///
+    /// The allocator hands out fresh zero pages lazily: a read maps the shared zero page
+    /// and a later write must copy it and shoot down the other cores' TLB entries (an IPI
+    /// per 4 KiB page, measured at ~6% of an LRU replay on the memory device). Touching
+    /// every page with a write first maps it writable at once. The value written is opaque
+    /// to the compiler so the store is not elided as redundant on zeroed memory.
+    fn new() -> Self {
+        let mut buf = vec![0u8; CHUNK_BYTES + CHUNK_ALIGN].into_boxed_slice();
+        let start = buf.as_ptr().align_offset(CHUNK_ALIGN).min(CHUNK_ALIGN);
+        for at in (0..buf.len()).step_by(4096) {
+            buf[at] = std::hint::black_box(0);
+        }
+        Self { buf, start }
     }
-    chunk
+}
+
+impl std::ops::Deref for Chunk {
+    type Target = [u8];
+    #[inline]
+    fn deref(&self) -> &[u8] {
+        &self.buf[self.start..self.start + CHUNK_BYTES]
+    }
+}
+
+impl std::ops::DerefMut for Chunk {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut [u8] {
+        &mut self.buf[self.start..self.start + CHUNK_BYTES]
+    }
 }
 
 impl MemDevice {
@@ -216,7 +246,8 @@ impl MemDevice {
         }
     }
 
-    /// Bytes of memory the chunks and the table of metadata-only heads hold.
+    /// Bytes of memory the chunks (1 MiB each; the 4 KiB each keeps for its alignment not
+    /// counted) and the table of metadata-only heads hold.
     pub fn resident_bytes(&self) -> u64 {
         let s = self.state.read();
         s.chunks.iter().flatten().count() as u64 * CHUNK_BYTES as u64
@@ -346,9 +377,9 @@ mod tests {
     use super::*;
 
     /// Regression: chunks were `vec![0; 1 MiB]`, which the allocator places 16 bytes past
-    /// a page, so every copy of a page-aligned frame into one had a destination 16 bytes
-    /// off a cache line (5.3 µs per cached 8 KiB write against 1.4 µs aligned on this
-    /// host's AMD EPYC, see `new_chunk`).
+    /// a page, so every copy of a page-aligned frame into one had its destination 16 bytes
+    /// ahead of its source modulo 4 KiB (5.3 µs per cached 8 KiB write against 1.4 µs
+    /// aligned on this host's AMD EPYC, see [`Chunk`]).
     #[test]
     fn regression_chunks_are_page_aligned() {
         let d = MemDevice::new(0);
