@@ -89,6 +89,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, LabError> {
                 "byte_limit_refs_per_s": limit, "fraction_of_byte_limit": limit.map(|l| best / l),
                 "working_set_page_ns": ws.map(|w| w.page_ns),
                 "working_set_source_bytes": ws.map(|w| w.source_bytes),
+                "working_set_frames_bytes": ws.map(|w| w.frames_bytes),
                 "working_set_refs_per_s": ws_refs,
                 "fraction_of_working_set_refs_per_s": ws_refs.map(|l| best / l),
             },

@@ -154,12 +154,13 @@ fn write_chunks(chunks: &mut Vec<Option<Chunk>>, offset: u64, data: &[u8]) {
 /// inside a buffer `CHUNK_ALIGN` bytes longer.
 ///
 /// Aligned because the frames copied into it are: a `Vec` of 1 MiB starts 16 bytes past a
-/// page (the allocator's header before an `mmap`ped block), so a page-aligned frame's copy
+/// page (the allocator's header before an `mmap`ped block; anywhere modulo 4 KiB once the
+/// allocator reuses its heap between runs), so a page-aligned frame's copy
 /// had its destination 16 bytes ahead of its source modulo 4 KiB, where each load seems
 /// to depend on a store just made (4 KiB aliasing). On this host's AMD EPYC an 8 KiB copy
 /// took 2.96 µs that way against 0.20 µs aligned, both in cache; through the device,
 /// 100,000 random 8 KiB writes of cached frames into a 313 MiB image took 5.3 µs each
-/// before and 1.4 µs after (reads 1.57 -> 1.1 µs). In a full-bytes replay, whose
+/// before and 1.4–1.6 µs after (reads 1.57 -> 1.1 µs). In a full-bytes replay, whose
 /// written-back frames are mostly out of the cache by then, less: LRU on the TPC-C trace,
 /// median of five interleaved runs 1.36 -> 1.44 M refs/s, `memmove`'s share of the
 /// samples 31 % -> 24 %.

@@ -155,7 +155,8 @@ fn capped_source_pages(page_size: usize, pages: usize) -> usize {
 const CHUNK_COPIES: usize = 1024;
 
 /// One page copied from a random page of the run's working set into a random frame, then
-/// checksummed: the cost a full-bytes replay's miss really pays (see the module docs).
+/// checksummed: what a full-bytes replay's miss pays when its page may come from anywhere
+/// in the run's pages (see the module docs).
 #[derive(Debug, Clone, Copy, serde::Serialize)]
 pub struct WorkingSetCost {
     /// Page size in bytes.
@@ -178,9 +179,10 @@ impl WorkingSetCost {
         let page_size = page_size.max(1);
         let source_pages = capped_source_pages(page_size, source_pages);
         let frames = frames.max(1);
-        // Page-aligned, as the memory device's chunks and the pool's frames are (a `Vec`
-        // reused from the allocator's heap can start anywhere modulo 64 bytes, and a copy
-        // to a misaligned destination costs several times more here).
+        // Page-aligned, as the memory device's chunks and the pool's frames are: a `Vec`
+        // can start anywhere modulo 4 KiB, and a copy whose destination lies a few bytes
+        // ahead of its source modulo 4 KiB costs several times more (4 KiB aliasing, see
+        // the memory device's `Chunk`).
         let mut src = AlignedBuf::zeroed(source_pages * page_size, 4096);
         src.fill(0x5A);
         let mut dst = AlignedBuf::zeroed(frames * page_size, 4096);
