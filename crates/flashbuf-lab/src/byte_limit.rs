@@ -41,6 +41,16 @@ const MIN_PASSES: usize = 20;
 /// Nanoseconds of timed passes at least, in all.
 const MIN_TOTAL_NS: u128 = 20_000_000;
 
+/// Runs `pass` (which returns the nanoseconds it timed) until at least `MIN_PASSES`
+/// passes and `MIN_TOTAL_NS` nanoseconds have been timed: both measurements' stop rule.
+fn timed_passes(mut pass: impl FnMut() -> u128) {
+    let (mut passes, mut spent_ns) = (0usize, 0u128);
+    while passes < MIN_PASSES || spent_ns < MIN_TOTAL_NS {
+        spent_ns += pass();
+        passes += 1;
+    }
+}
+
 /// Copies of the whole working set per timed pass.
 const COPIES_PER_PASS: usize = 8;
 
@@ -89,8 +99,8 @@ impl PageCost {
         let src = &src[..lay.pages * page_size];
         let per_pass = (lay.pages * COPIES_PER_PASS) as f64;
         let (mut copy_ns, mut crc_ns) = (f64::MAX, f64::MAX);
-        let (mut passes, mut spent_ns, mut sink) = (0usize, 0u128, 0u32);
-        while passes < MIN_PASSES || spent_ns < MIN_TOTAL_NS {
+        let mut sink = 0u32;
+        timed_passes(|| {
             let t = Instant::now();
             for _ in 0..COPIES_PER_PASS {
                 for (d, s) in dst
@@ -112,9 +122,8 @@ impl PageCost {
             let crc = t.elapsed().as_nanos();
             copy_ns = copy_ns.min(copy as f64 / per_pass);
             crc_ns = crc_ns.min(crc as f64 / per_pass);
-            passes += 1;
-            spent_ns += copy + crc;
-        }
+            copy + crc
+        });
         std::hint::black_box(sink);
         Self {
             page_size,
@@ -189,8 +198,8 @@ impl WorkingSetCost {
         dst.fill(0xA5);
         let mut rng = SplitMix64::new(seed);
         let mut pairs = vec![(0usize, 0usize); CHUNK_COPIES];
-        let (mut page_ns, mut chunks, mut spent_ns, mut sink) = (f64::MAX, 0usize, 0u128, 0u32);
-        while chunks < MIN_PASSES || spent_ns < MIN_TOTAL_NS {
+        let (mut page_ns, mut sink) = (f64::MAX, 0u32);
+        timed_passes(|| {
             for p in pairs.iter_mut() {
                 *p = (
                     rng.below(source_pages as u64) as usize * page_size,
@@ -206,9 +215,8 @@ impl WorkingSetCost {
             sink = std::hint::black_box(sink);
             let ns = t.elapsed().as_nanos();
             page_ns = page_ns.min(ns as f64 / CHUNK_COPIES as f64);
-            chunks += 1;
-            spent_ns += ns;
-        }
+            ns
+        });
         std::hint::black_box(sink);
         Self {
             page_size,
