@@ -100,14 +100,14 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, LabError> {
         let limit_line = match (cost, limit, ws, ws_refs) {
             (Some(cost), Some(limit), Some(ws), Some(ws_refs)) => format!(
                 "byte limit: {:.2} M refs/s (page copy {:.0} ns + CRC32C {:.0} ns per miss and write-back, in cache); best run at {:.0}% of it\n\
-                 from the run's pages: {:.2} M refs/s (copy + CRC32C of a random page of {} MiB into a {} MiB buffer: {:.0} ns); best run at {:.0}% of it",
+                 from the run's pages: {:.2} M refs/s (copy + CRC32C of a random page of {} KiB into a {} KiB buffer: {:.0} ns); best run at {:.0}% of it",
                 limit / 1e6,
                 cost.copy_ns,
                 cost.crc_ns,
                 100.0 * best / limit,
                 ws_refs / 1e6,
-                ws.source_bytes >> 20,
-                ws.frames_bytes >> 20,
+                ws.source_bytes.div_ceil(1 << 10),
+                ws.frames_bytes.div_ceil(1 << 10),
                 ws.page_ns,
                 100.0 * best / ws_refs
             ),
