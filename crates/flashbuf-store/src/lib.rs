@@ -31,6 +31,7 @@ mod page_requests;
 mod poison;
 pub mod registry;
 mod salt;
+mod scratch;
 pub mod stable_buffer;
 pub mod state;
 mod superblock;

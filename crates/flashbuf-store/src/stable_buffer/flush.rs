@@ -11,7 +11,7 @@ use super::order::arrange;
 use super::patterns::{on_demand, Pattern};
 use super::{Inner, State};
 use crate::StoreError;
-use flashbuf_core::{AlignedBuf, PageId};
+use flashbuf_core::PageId;
 use flashbuf_device::Device;
 
 /// A flush taken out of the state: pages marked `flushing` and out of the recognizer.
@@ -138,9 +138,11 @@ impl<D: Device> Inner<D> {
         r
     }
 
+    /// Reads the job's pages out of their slots (into a reused buffer, every byte read
+    /// before use), checks them, and writes them home.
     fn flush_io(&self, job: &FlushJob, dev: &dyn Device) -> Result<(), StoreError> {
         let ps = self.buf_bytes();
-        let mut bufs = AlignedBuf::zeroed(ps * job.items.len(), 4096);
+        let mut bufs = self.scratch.take(ps * job.items.len());
         let mut end = 0u64;
         let mut homes = Vec::with_capacity(job.items.len());
         for (k, &(d, s)) in job.items.iter().enumerate() {

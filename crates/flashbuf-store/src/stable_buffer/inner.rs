@@ -6,6 +6,7 @@ use super::sbtt::{Sbtt, SlotBits};
 use super::{IncrementalRecognizer, PatternParams, StableBufferConfig, StableBufferStats};
 use crate::counters::StoreCounters;
 use crate::growth::Growth;
+use crate::scratch::Scratch;
 use crate::state::StateArea;
 use crate::written_map::WrittenMap;
 use crate::Poison;
@@ -86,4 +87,7 @@ pub(super) struct Inner<D> {
     pub(super) counters: StoreCounters,
     /// The device's background queue, when proactive flushes run on it (`background.rs`).
     pub(super) background: Option<super::background::BackgroundQueue>,
+    /// Buffers for a write's slot image and a flush's pages, reused
+    /// ([`crate::scratch`]).
+    pub(super) scratch: Scratch,
 }

@@ -143,6 +143,7 @@ pub use stats::{MemoryReport, StableBufferStats};
 
 use crate::counters::StoreCounters;
 use crate::growth::Growth;
+use crate::scratch::Scratch;
 use crate::state::StateArea;
 use crate::written_map::WrittenMap;
 use crate::{PageStore, Poison, ReadOutcome, StoreError, StoreStats};
@@ -155,6 +156,9 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+
+/// Free I/O buffers a store keeps ([`crate::scratch`]).
+const SCRATCH_BUFS_KEPT: usize = 4;
 
 /// Kind name written in the superblock.
 pub const KIND: &str = "stable-buffer";
@@ -252,6 +256,9 @@ impl<D: Device + 'static> StableBufferStore<D> {
             poison: Poison::default(),
             counters: StoreCounters::default(),
             background,
+            // A foreground write, a flush and a background flush at once, and a few
+            // more for threads writing together.
+            scratch: Scratch::new(SCRATCH_BUFS_KEPT),
         }))
     }
 

@@ -11,7 +11,7 @@ use super::{FlushMode, Inner};
 use crate::growth::check_fits;
 use crate::StoreError;
 use flashbuf_core::page::{self, PageState};
-use flashbuf_core::{AlignedBuf, PageId};
+use flashbuf_core::PageId;
 use flashbuf_device::Device;
 
 /// Where a write goes.
@@ -53,7 +53,7 @@ impl<D: Device> Inner<D> {
             .ok_or_else(|| StoreError::Invalid(format!("{pid} is beyond the addressable range")))?;
         check_fits(&self.dev, pid, home, self.cfg.page_size)?;
         let d = pid.0;
-        let mut buf = AlignedBuf::zeroed(self.buf_bytes(), 4096);
+        let mut buf = self.scratch.take(self.buf_bytes());
         buf.copy_from_slice(page);
         loop {
             let mut st = self.state.lock();
