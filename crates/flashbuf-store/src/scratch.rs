@@ -31,12 +31,16 @@ impl Scratch {
         }
     }
 
-    /// A buffer of `len` bytes, 4 KiB-aligned, contents unspecified (module docs): a free
-    /// one at least that large, else a new one (then the smallest free one is dropped,
-    /// so that a growing size does not leave small buffers behind).
+    /// A buffer of `len` bytes, 4 KiB-aligned, contents unspecified (module docs): the
+    /// smallest free one at least that large (a page-sized request does not take a
+    /// flush's buffer), else a new one (then the smallest free one is dropped, so that a
+    /// growing size does not leave small buffers behind).
     pub(crate) fn take(&self, len: usize) -> ScratchBuf<'_> {
         let mut free = self.free.lock();
-        let buf = match free.iter().position(|b| b.len() >= len) {
+        let fit = (0..free.len())
+            .filter(|&i| free[i].len() >= len)
+            .min_by_key(|&i| free[i].len());
+        let buf = match fit {
             Some(i) => free.swap_remove(i),
             None => {
                 if let Some(i) = (0..free.len()).min_by_key(|&i| free[i].len()) {
@@ -51,6 +55,11 @@ impl Scratch {
             len,
             home: self,
         }
+    }
+
+    /// Bytes of the free buffers held.
+    pub(crate) fn held_bytes(&self) -> usize {
+        self.free.lock().iter().map(|b| b.len()).sum()
     }
 
     /// Free buffers held (for tests).
@@ -127,6 +136,24 @@ mod tests {
         assert!(kept.len() == 8192);
         drop((big, kept));
         assert_eq!(s.free_count(), 2);
+        assert_eq!(s.held_bytes(), 4 * 8192);
+    }
+
+    #[test]
+    fn a_request_takes_the_smallest_buffer_it_fits() {
+        let s = Scratch::new(2);
+        let (big, small) = (s.take(64 * 8192), s.take(8192));
+        let small_at = small.as_ptr() as usize;
+        drop((big, small));
+        let page = s.take(4096);
+        assert_eq!(
+            page.as_ptr() as usize,
+            small_at,
+            "not the flush-sized buffer"
+        );
+        let flush = s.take(32 * 8192);
+        assert_eq!(flush.len(), 32 * 8192);
+        assert_eq!(s.free_count(), 0, "both in use, nothing allocated");
     }
 
     #[test]

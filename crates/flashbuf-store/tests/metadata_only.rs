@@ -107,7 +107,14 @@ fn stable_buffer_metadata_pages_match_a_model_and_cost_what_whole_pages_cost() {
                 "{recognition:?} seed {seed}: the device saw other requests"
             );
             assert_eq!(meta.stats(), bytes.stats());
-            assert_eq!(meta.report(), bytes.report(), "flushes, patterns, slots");
+            // Memory figures aside (the kept I/O buffers hold heads in one mode, pages in
+            // the other), the same report.
+            let report = |s: &StableBufferStore<_>| {
+                let mut r = s.report();
+                r.retain(|(k, _)| !k.ends_with("_memory_bytes"));
+                r
+            };
+            assert_eq!(report(&meta), report(&bytes), "flushes, patterns, slots");
             let flushes = meta
                 .report()
                 .iter()

@@ -368,7 +368,7 @@ impl<D: Device + 'static> StableBufferStore<D> {
         self.inner.state.lock().sbtt.len()
     }
 
-    /// Memory of the SBTT, the bitmaps and the recognizer.
+    /// Memory of the SBTT, the bitmaps, the recognizer and the kept I/O buffers.
     pub fn memory(&self) -> MemoryReport {
         let st = self.inner.state.lock();
         let sbtt_bytes = st.sbtt.memory_bytes();
@@ -380,6 +380,7 @@ impl<D: Device + 'static> StableBufferStore<D> {
             per_slot_bytes: (sbtt_bytes + bitmap_bytes) as f64 / f64::from(self.inner.layout.slots),
             recognizer_bytes: st.recognizer.as_ref().map_or(0, |r| r.memory_bytes()),
             promise_bytes: st.meta.len() * std::mem::size_of::<SlotMeta>(),
+            io_buffer_memory_bytes: self.inner.scratch.held_bytes(),
         }
     }
 

@@ -37,6 +37,10 @@ pub(super) fn figures(
         ("mem.per_slot_bytes".into(), mem.per_slot_bytes),
         ("mem.recognizer_bytes".into(), mem.recognizer_bytes as f64),
         ("mem.promise_bytes".into(), mem.promise_bytes as f64),
+        (
+            "mem.io_buffer_memory_bytes".into(),
+            mem.io_buffer_memory_bytes as f64,
+        ),
     ];
     for (i, p) in PATTERNS.iter().enumerate() {
         v.push((format!("sb.flushes_{p}"), st.flushes[i] as f64));
@@ -78,6 +82,7 @@ pub fn from_figures(figures: &BTreeMap<String, f64>) -> Option<(StableBufferStat
         per_slot_bytes: g("mem.per_slot_bytes").unwrap_or(0.0),
         recognizer_bytes: n("mem.recognizer_bytes") as usize,
         promise_bytes: n("mem.promise_bytes") as usize,
+        io_buffer_memory_bytes: n("mem.io_buffer_memory_bytes") as usize,
     };
     Some((st, mem))
 }
@@ -106,6 +111,7 @@ mod tests {
             per_slot_bytes: 16.75,
             recognizer_bytes: 500,
             promise_bytes: 1024,
+            io_buffer_memory_bytes: 8192,
         };
         let m: BTreeMap<String, f64> = figures(&st, &mem, 1 << 20).into_iter().collect();
         assert_eq!(from_figures(&m), Some((st, mem)));

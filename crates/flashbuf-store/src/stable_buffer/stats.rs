@@ -67,4 +67,7 @@ pub struct MemoryReport {
     /// Bytes of the per-slot sequence numbers and versions the promise record is built
     /// from (16 per slot; not in `per_slot_bytes`, like the recognizer).
     pub promise_bytes: usize,
+    /// Bytes of the I/O buffers kept between writes and flushes for reuse
+    /// (`crate::scratch`: up to four; a flush's is as large as its pages).
+    pub io_buffer_memory_bytes: usize,
 }
