@@ -256,6 +256,7 @@ fn ctx(facts: &DeviceFacts) -> PolicyContext<'static> {
         facts: *facts,
         seed: 1,
         trace: None,
+        helper_threads: true,
     }
 }
 

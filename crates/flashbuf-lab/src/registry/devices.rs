@@ -150,6 +150,7 @@ mod tests {
                 data_pages: 1,
                 seed: 1,
                 facts: DeviceFacts::default(),
+                helper_threads: true,
             },
         )
         .err()

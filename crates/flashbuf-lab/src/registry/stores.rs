@@ -112,6 +112,7 @@ mod tests {
             data_pages: 16,
             seed: 1,
             facts: DeviceFacts::default(),
+            helper_threads: true,
         }
     }
 

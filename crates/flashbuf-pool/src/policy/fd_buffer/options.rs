@@ -60,6 +60,9 @@ pub struct FdBufferOptions {
     pub calibrate: Calibrate,
     /// Clock for measuring the advisor's CPU time (default none: work units only).
     pub clock: Option<AdvisorClock>,
+    /// The Two-Stack estimators run on a thread of their own (default true) or on the
+    /// caller's; the same counts and decisions either way ([`super::estimators`]).
+    pub estimator_thread: bool,
 }
 
 impl Default for FdBufferOptions {
@@ -82,6 +85,7 @@ impl Default for FdBufferOptions {
             recent_span: false,
             calibrate: Calibrate::None,
             clock: None,
+            estimator_thread: true,
         }
     }
 }
@@ -106,6 +110,7 @@ impl std::fmt::Debug for FdBufferOptions {
             .field("recent_span", &self.recent_span)
             .field("calibrate", &self.calibrate)
             .field("clock", &self.clock.is_some())
+            .field("estimator_thread", &self.estimator_thread)
             .finish()
     }
 }
@@ -159,6 +164,11 @@ impl FdBufferOptions {
     /// Present conditions on or off.
     pub fn present_conditions(mut self, on: bool) -> Self {
         self.present_conditions = on;
+        self
+    }
+    /// The estimators on a thread of their own, or on the caller's.
+    pub fn estimator_thread(mut self, on: bool) -> Self {
+        self.estimator_thread = on;
         self
     }
     /// Per-window accuracy records on or off.
