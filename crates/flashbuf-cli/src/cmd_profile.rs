@@ -78,7 +78,6 @@ pub fn run(a: ProfileArgs) -> Result<ExitCode, LabError> {
                 data_pages: area / a.page_size,
                 seed: a.seed,
                 facts: Default::default(),
-                helper_threads: true,
             };
             let dev = build_sim(&spec, &ctx)?;
             dev.set_len(area)?;

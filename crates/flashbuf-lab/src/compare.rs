@@ -123,8 +123,6 @@ pub fn compare(
     if jobs > 1 {
         // One bar per run would garble the terminal: the caller shows the matrix's.
         configs.iter_mut().for_each(|c| c.progress = false);
-        // The runs fill the cores: no helper threads beside them (same counts).
-        configs.iter_mut().for_each(|c| c.helper_threads = false);
     }
     if jobs == 1 {
         let mut out = Vec::with_capacity(configs.len());
@@ -225,7 +223,6 @@ fn with_facts(m: &Matrix, scan: Option<&TraceScan>) -> Result<Vec<RunConfig>, La
             data_pages: scan.map_or(0, |s| s.dense_pages),
             seed: b.seed,
             facts: DeviceFacts::default(),
-            helper_threads: true,
         };
         facts.push((d.to_string(), device_facts(d, &ctx)?));
     }

@@ -65,10 +65,6 @@ pub struct RunConfig {
     pub paranoid: bool,
     /// Show a progress bar on stderr.
     pub progress: bool,
-    /// Whether the run's parts may start helper threads of their own (FD-Buffer's
-    /// estimator thread): not when runs already share the cores (`compare --jobs 2` and
-    /// up). Counts do not depend on it.
-    pub helper_threads: bool,
     /// Replay at most this many references.
     pub limit_refs: Option<u64>,
     /// The device's facts, if already known (`compare` computes them once per device);
@@ -118,7 +114,6 @@ impl Default for RunConfig {
             seed: 42,
             paranoid: false,
             progress: false,
-            helper_threads: true,
             limit_refs: None,
             facts: None,
             dynamics: Dynamics::default(),

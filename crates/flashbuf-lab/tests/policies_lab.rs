@@ -152,7 +152,6 @@ fn bad_names_and_options_are_usage_errors() {
         data_pages: 10,
         seed: 1,
         facts: DeviceFacts::default(),
-        helper_threads: true,
     };
     let err = |s: &str| {
         build_policy(&flashbuf_lab::spec::parse(s).unwrap(), 8, &ctx)

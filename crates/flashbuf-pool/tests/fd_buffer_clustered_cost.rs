@@ -256,7 +256,6 @@ fn ctx(facts: &DeviceFacts) -> PolicyContext<'static> {
         facts: *facts,
         seed: 1,
         trace: None,
-        helper_threads: true,
     }
 }
 

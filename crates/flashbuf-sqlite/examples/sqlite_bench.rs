@@ -68,7 +68,6 @@ fn ctx(data_pages: u64) -> BuildContext {
         data_pages,
         seed: 7,
         facts: Default::default(),
-        helper_threads: true,
     }
 }
 

@@ -212,7 +212,6 @@ impl EngineConfig {
             data_pages: self.capacity_bytes / self.page_size.max(1) as u64,
             seed: self.seed,
             facts: Default::default(),
-            helper_threads: true,
         }
     }
 }

@@ -150,7 +150,6 @@ mod tests {
                 data_pages: 1,
                 seed: 1,
                 facts: DeviceFacts::default(),
-                helper_threads: true,
             },
         )
         .err()

@@ -25,8 +25,6 @@ pub struct BuildContext {
     pub seed: u64,
     /// What the device is like (filled once the device is built).
     pub facts: DeviceFacts,
-    /// Whether parts may start helper threads ([`crate::config::RunConfig::helper_threads`]).
-    pub helper_threads: bool,
 }
 
 impl BuildContext {
@@ -47,7 +45,6 @@ mod tests {
             data_pages: 10,
             seed: 1,
             facts: DeviceFacts::default(),
-            helper_threads: true,
         }
     }
 

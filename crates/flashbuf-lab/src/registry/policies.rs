@@ -69,7 +69,6 @@ impl PolicyPlan {
         };
         let mut pctx = PolicyContext::new(frames, ctx.page_size, ctx.facts).with_seed(ctx.seed);
         pctx.trace = trace;
-        pctx.helper_threads = ctx.helper_threads;
         Ok(Some(factory.build(&pctx)?))
     }
 }

@@ -112,7 +112,6 @@ mod tests {
             data_pages: 16,
             seed: 1,
             facts: DeviceFacts::default(),
-            helper_threads: true,
         }
     }
 

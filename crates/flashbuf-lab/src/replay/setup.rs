@@ -90,7 +90,6 @@ pub(super) fn plan(
             data_pages: scan.as_ref().map_or(0, |s| s.dense_pages),
             seed: cfg.seed,
             facts: Default::default(),
-            helper_threads: cfg.helper_threads,
         },
         scan,
         frames,

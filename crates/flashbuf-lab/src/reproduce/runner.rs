@@ -116,7 +116,6 @@ impl<'a> Runner<'a> {
             data_pages: dense,
             seed: self.opts.seed,
             facts: DeviceFacts::default(),
-            helper_threads: true,
         };
         let facts = device_facts(&crate::spec::parse(device)?, &ctx)?;
         self.facts.insert(key, facts);

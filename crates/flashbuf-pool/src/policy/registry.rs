@@ -43,9 +43,6 @@ pub struct PolicyContext<'a> {
     /// The whole trace, `(is_write, page)` in order, for offline policies
     /// ([`PolicyEntry::needs_trace`]); `None` otherwise.
     pub trace: Option<&'a [(bool, u64)]>,
-    /// Whether the policy may start helper threads of its own (FD-Buffer's estimator
-    /// thread; default true): not when runs already share the machine's cores.
-    pub helper_threads: bool,
 }
 
 impl<'a> PolicyContext<'a> {
@@ -58,7 +55,6 @@ impl<'a> PolicyContext<'a> {
             facts,
             seed: 0,
             trace: None,
-            helper_threads: true,
         }
     }
 

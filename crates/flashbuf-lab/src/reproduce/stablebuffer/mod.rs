@@ -492,7 +492,6 @@ mod tests {
             data_pages: 16,
             seed: 1,
             facts: crate::registry::DeviceFacts::default(),
-            helper_threads: true,
         };
         let mem = MemDevice::new(0);
         let cfg = |s: &str| stable_buffer_config(&crate::spec::parse(s).unwrap(), &mem, &ctx);

@@ -12,7 +12,6 @@
 //! - [`order`]: the pluggable inner policies of the two pools;
 //! - [`two_stack`]: the Two-Stack estimator (§4.3, Algorithms 3 and 4, present
 //!   conditions, group-based stacks);
-//! - [`estimators`]: the estimators behind a log, applied on their own thread or inline;
 //! - [`cost`]: Eqs. (3), (5)–(7) and the advisor's minimisation;
 //! - [`advisor`]: window rules, online `R`, advisor clock;
 //! - [`cluster`]: write clustering in the dirty pool (§4.5);
@@ -65,15 +64,10 @@
 //! (median 1.44x) the samples it takes in LRU's run, all code outside the policy
 //! 1.12-1.37x (median 1.20x); the policy's own functions take the rest.
 //! Where FD-Buffer can know an address early it prefetches it: [`Policy::prepare_miss`]
-//! starts fetching, for a write, the incoming page's cluster's map entry, which
-//! `on_insert` reads only after the victim is chosen, evicted and the page read
-//! (`Clusters::enter` 2.9-3.3 % -> 2.6 % of the samples; no count changes).
-//!
-//! The estimators' per-reference work (about 30 % of the replay's samples) leaves the
-//! replay thread: each reference appends an event to a log, applied in batches on a
-//! thread of the estimators' own before each window closes ([`estimators`]; counts
-//! unchanged; 0.43x -> 0.53x LRU's refs/s on the TPC-C trace). Where runs share the
-//! cores (`compare --jobs 2`) they stay on the replay's thread.
+//! starts fetching the incoming page's ghost entry and, for a write, its cluster's map
+//! entry, which `on_insert` reads only after the victim is chosen, evicted and the page
+//! read (share of the samples, two runs each: `TwoStack::admit_in` 2.6 % -> 1.2-1.5 %,
+//! `Clusters::enter` 2.9-3.3 % -> 2.6 %; no count changes).
 //!
 //! # Windows and the advisor
 //! Every reference (hit or miss) feeds the Two-Stack estimator and the window counters.
@@ -144,7 +138,6 @@ pub mod calibration;
 pub mod cluster;
 pub mod clustered_cost;
 pub mod cost;
-pub mod estimators;
 pub mod id_set;
 pub mod moves;
 pub mod naive;

@@ -146,14 +146,6 @@ pub const OPTIONS: &[OptionSpec] = &[
                default: the device's, else 1)",
     },
     OptionSpec {
-        key: "estimator",
-        kind: OptKind::Choice(&["auto", "thread", "inline"]),
-        default: Some("auto"),
-        help: "where the Two-Stack estimators run: on a thread of their own (thread), on \
-               the replay's (inline), or auto: a thread unless runs share the cores \
-               (compare --jobs 2 and up); the same counts and decisions either way",
-    },
-    OptionSpec {
         key: "timed",
         kind: OptKind::Bool,
         default: None,

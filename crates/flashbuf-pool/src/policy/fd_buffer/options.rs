@@ -60,9 +60,6 @@ pub struct FdBufferOptions {
     pub calibrate: Calibrate,
     /// Clock for measuring the advisor's CPU time (default none: work units only).
     pub clock: Option<AdvisorClock>,
-    /// The Two-Stack estimators run on a thread of their own (default true) or on the
-    /// caller's; the same counts and decisions either way ([`super::estimators`]).
-    pub estimator_thread: bool,
 }
 
 impl Default for FdBufferOptions {
@@ -85,7 +82,6 @@ impl Default for FdBufferOptions {
             recent_span: false,
             calibrate: Calibrate::None,
             clock: None,
-            estimator_thread: true,
         }
     }
 }
@@ -110,7 +106,6 @@ impl std::fmt::Debug for FdBufferOptions {
             .field("recent_span", &self.recent_span)
             .field("calibrate", &self.calibrate)
             .field("clock", &self.clock.is_some())
-            .field("estimator_thread", &self.estimator_thread)
             .finish()
     }
 }
@@ -164,11 +159,6 @@ impl FdBufferOptions {
     /// Present conditions on or off.
     pub fn present_conditions(mut self, on: bool) -> Self {
         self.present_conditions = on;
-        self
-    }
-    /// The estimators on a thread of their own, or on the caller's.
-    pub fn estimator_thread(mut self, on: bool) -> Self {
-        self.estimator_thread = on;
         self
     }
     /// Per-window accuracy records on or off.

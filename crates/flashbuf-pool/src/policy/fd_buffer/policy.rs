@@ -6,9 +6,8 @@
 use super::cluster::Clusters;
 use super::clustered_cost::ClusteredCost;
 use super::cost::Curves;
-use super::estimators::Estimators;
 use super::moves::Savings;
-use super::two_stack::EventKind;
+use super::two_stack::{TwoStack, ABSENT};
 use super::window::WindowStats;
 use super::{
     update_r, AdvisorStats, ClusterVictim, Clustering, FdBufferOptions, LruOrder, MissRates,
@@ -54,11 +53,11 @@ pub struct FdBuffer<C: PoolOrder = LruOrder, D: PoolOrder = LruOrder> {
     /// dirty pool's victims by CFDC's priority (`victim=priority`, the paper's), since
     /// then nothing reads the order.
     pub(super) ordered_dirty: bool,
-    /// Per frame: its page, pool tag and dirty bit, side by side.
+    /// Per frame: its page, Two-Stack slots, pool tag and dirty bit, side by side.
     pub(super) fr: Vec<FrameState>,
     pub(super) m_c: usize,
-    /// The Two-Stack estimator, and without present conditions with `track_accuracy`.
-    pub(super) ests: Estimators,
+    pub(super) est: TwoStack,
+    pub(super) shadow: Option<TwoStack>,
     pub(super) win: WindowStats,
     /// References before which no window can close (`window.rs`).
     pub(super) refs_check: u64,
@@ -177,7 +176,10 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
         let i = frame.index();
         debug_assert_eq!(self.fr[i].tag, FREE, "{frame} inserted twice");
         self.fr[i].page = pid.0;
-        self.ests.push(frame, pid.0, EventKind::Admit);
+        self.fr[i].slots = self.est.admit_in(frame, pid.0);
+        if let Some(s) = self.shadow.as_mut() {
+            s.admit(frame, pid.0);
+        }
         self.win.reads_io += 1;
         if access.is_write() {
             self.join_dirty(frame);
@@ -237,7 +239,11 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
             }
             _ => debug_assert!(false, "removing free {frame}"),
         }
-        self.ests.push(frame, self.fr[i].page, EventKind::Release);
+        let slots = std::mem::replace(&mut self.fr[i].slots, ABSENT);
+        self.est.release_in(slots, self.fr[i].page);
+        if let Some(s) = self.shadow.as_mut() {
+            s.release(frame, self.fr[i].page);
+        }
         self.fr[i].tag = FREE;
         self.fr[i].dirty = false;
     }
@@ -292,7 +298,8 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
                 0
             }
             + std::mem::size_of::<FrameState>()
-            + self.ests.bytes_per_frame(self.m)
+            + self.est.bytes_per_frame()
+            + self.shadow.as_ref().map_or(0, TwoStack::bytes_per_frame)
             + self
                 .clusters
                 .as_ref()
@@ -304,12 +311,13 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
             + self.savings.bytes() / self.m.max(1)
     }
 
-    /// Records the access (Algorithm 2 picks the victim by it) and, for a write, starts
-    /// fetching its cluster's map entry, which `on_insert` reads after the victim is
-    /// chosen and evicted and the page read (a cache miss per insert otherwise; see the
-    /// module documentation of `super`).
+    /// Records the access (Algorithm 2 picks the victim by it) and starts fetching the
+    /// page's ghost entry and, for a write, its cluster's map entry, which `on_insert`
+    /// reads after the victim is chosen and evicted and the page read (a cache miss per
+    /// insert otherwise; see the module documentation of `super`).
     fn prepare_miss(&mut self, pid: PageId, access: Access) {
         self.next_access = Some(access);
+        self.est.prefetch_admit(pid.0);
         if let (true, Some(c)) = (access.is_write(), self.clusters.as_ref()) {
             c.prefetch_enter(pid.0);
         }

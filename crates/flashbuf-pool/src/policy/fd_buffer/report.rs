@@ -94,9 +94,8 @@ pub struct AdvisorStats {
 impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
     /// Advisor and estimator counters.
     pub fn advisor_stats(&self) -> AdvisorStats {
-        let p = self.ests.settled();
         AdvisorStats {
-            stack_work: p.est.work() + p.shadow.as_ref().map_or(0, |s| s.work()),
+            stack_work: self.est.work() + self.shadow.as_ref().map_or(0, |s| s.work()),
             cluster_scans: self.clusters.as_ref().map_or(0, |c| c.scanned()),
             ..self.stats
         }

@@ -126,9 +126,6 @@ pub struct FdBufferSpec {
     pub track: bool,
     /// Wall-clock timing of the advisor.
     pub timed: bool,
-    /// The estimators on a thread of their own (`estimator=thread`), inline
-    /// (`inline`), or on a thread when the context allows helper threads (`None`, auto).
-    pub estimator_thread: Option<bool>,
     /// The clustered-cost variant, with `s` if given.
     pub clustered_cost: Option<Option<f64>>,
 }
@@ -237,11 +234,6 @@ impl FdBufferSpec {
                 .bool("timed")
                 .unwrap_or(matches!(window, WindowSpec::Refs(_))),
             clustered_cost,
-            estimator_thread: match o.word("estimator") {
-                Some("thread") => Some(true),
-                Some("inline") => Some(false),
-                _ => None,
-            },
         })
     }
 
@@ -257,7 +249,6 @@ impl FdBufferSpec {
             .calibrate(self.calibrate)
             .present_conditions(self.present_conditions)
             .track_accuracy(self.track)
-            .estimator_thread(self.estimator_thread.unwrap_or(ctx.helper_threads))
             .initial_clean_ratio(self.init)
             .read_cost_us(ctx.facts.read_us)
             .inner(self.inner)

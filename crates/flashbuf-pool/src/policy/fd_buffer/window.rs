@@ -12,7 +12,7 @@
 //! file's lines of the reference path (23.5 M -> 13.5 M).
 
 use super::cost::Curves;
-use super::two_stack::EventKind;
+use super::two_stack::ABSENT;
 use super::{FdBuffer, MissRates, PoolOrder, Window, WindowRecord};
 use flashbuf_core::FrameId;
 
@@ -34,12 +34,13 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
     /// the advisor when the window closes.
     #[inline(always)]
     pub(super) fn reference(&mut self, frame: FrameId, pid: u64, write: bool) {
-        let kind = if write {
-            EventKind::Write
-        } else {
-            EventKind::Read
-        };
-        self.ests.push(frame, pid, kind);
+        let slots = &mut self.fr[frame.index()].slots;
+        if let Some((f, which)) = self.est.access_in(slots, frame, pid, write) {
+            self.fr[f.index()].slots[which] = ABSENT[which];
+        }
+        if let Some(s) = self.shadow.as_mut() {
+            s.access_resident(frame, pid, write);
+        }
         self.win.refs += 1;
         self.win.writes += u64::from(write);
         if write {
@@ -96,17 +97,8 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
     fn close_window(&mut self) {
         let t0 = self.opts.clock.as_ref().map(|c| c());
         let r = self.r();
-        // The counters are read once, and zeroed as they are read (the next window's),
-        // once every event of the window is applied.
-        let (curves, m_c) = (&mut self.curves, self.m_c);
-        let estimated_without_pr = self.ests.settled_mut(|p| {
-            curves.fill_and_clear(p.est.counters_mut());
-            p.shadow.as_mut().map(|s| {
-                let rates = Curves::new(s.counters()).rates(m_c);
-                s.clear_counters();
-                rates
-            })
-        });
+        // The counters are read once, and zeroed as they are read (the next window's).
+        self.curves.fill_and_clear(self.est.counters_mut());
         let io = self.opts.io_count;
         let from = self.opts.paid_moves.then_some(self.m_c);
         // `cusum_moves` refines paid moves (its documented contract): without them, moves
@@ -134,9 +126,10 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
         };
         let estimated = self.curves.rates(self.m_c);
         let mut work = 5 * self.m as u64;
-        if estimated_without_pr.is_some() {
+        let estimated_without_pr = self.shadow.as_ref().map(|s| {
             work += 4 * self.m as u64;
-        }
+            Curves::new(s.counters()).rates(self.m_c)
+        });
         if self.opts.track_accuracy {
             let w = self.win;
             let frac = |miss: u64, total: u64| {
@@ -165,6 +158,9 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
         }
         self.last_est = estimated;
         self.m_c = next;
+        if let Some(s) = self.shadow.as_mut() {
+            s.clear_counters();
+        }
         self.win = WindowStats::default();
         self.stats.windows += 1;
         self.stats.advisor_work += work;

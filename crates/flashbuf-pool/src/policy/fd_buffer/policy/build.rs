@@ -5,7 +5,6 @@ use super::{FdBuffer, FrameState};
 use crate::policy::fd_buffer::cluster::Clusters;
 use crate::policy::fd_buffer::clustered_cost::ClusteredCost;
 use crate::policy::fd_buffer::cost::Curves;
-use crate::policy::fd_buffer::estimators::{Estimators, Pair};
 use crate::policy::fd_buffer::moves::Savings;
 use crate::policy::fd_buffer::two_stack::TwoStack;
 use crate::policy::fd_buffer::window::WindowStats;
@@ -14,13 +13,6 @@ use crate::policy::fd_buffer::{
     PoolOrder, RateEstimator,
 };
 use flashbuf_core::ConfigError;
-
-/// The estimators' batches hold `M / 2` events, within these bounds (16 bytes each; when
-/// and where they are applied changes no count, `super::estimators`). At a window's
-/// close the replay waits for the last batch to be applied: small batches keep that
-/// wait short, large ones the hand-overs few.
-const BATCH_MIN_EVENTS: usize = 64;
-const BATCH_MAX_EVENTS: usize = 2048;
 
 impl FdBuffer<LruOrder, LruOrder> {
     /// FD-Buffer with LRU in both pools (the paper's setting).
@@ -92,23 +84,13 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
         };
         let refs_check = Self::refs_check(&opts.window);
         let ordered_dirty = orders_dirty(&opts);
-        let pair = Pair {
-            est: TwoStack::new(m, opts.group_size, opts.present_conditions),
-            shadow: opts
-                .track_accuracy
-                .then(|| TwoStack::new(m, opts.group_size, false)),
-        };
-        let batch = (m / 2).clamp(BATCH_MIN_EVENTS, BATCH_MAX_EVENTS);
-        let ests = Estimators::new(pair, batch, opts.estimator_thread).map_err(|e| {
-            ConfigError::invalid(
-                "fd-buffer",
-                format!("cannot start the estimator thread: {e}"),
-            )
-        })?;
         Ok(Self {
             m,
             clustered_cost,
-            ests,
+            est: TwoStack::for_owner(m, opts.group_size, opts.present_conditions),
+            shadow: opts
+                .track_accuracy
+                .then(|| TwoStack::new(m, opts.group_size, false)),
             opts,
             clean,
             dirty,

@@ -1,6 +1,6 @@
 //! FD-Buffer's invariant checks ([`Policy::check_invariants`]).
 
-use super::{FdBuffer, FrameState, PoolOrder, CLEAN, DIRTY, FREE};
+use super::{FdBuffer, FrameState, PoolOrder, ABSENT, CLEAN, DIRTY, FREE};
 #[cfg(doc)]
 use crate::policy::Policy;
 use flashbuf_core::FrameId;
@@ -71,9 +71,16 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
         }
         let page_of =
             |f: FrameId| (self.fr[f.index()].tag != FREE).then(|| self.fr[f.index()].page);
-        let p = self.ests.settled();
-        p.est.check_resident(&page_of)?;
-        if let Some(s) = &p.shadow {
+        let fr = &self.fr;
+        let held = |f: FrameId| {
+            (fr[f.index()].tag != FREE).then(|| (fr[f.index()].page, fr[f.index()].slots))
+        };
+        self.est.check_in(&held)?;
+        let free_with_slots = fr.iter().position(|s| s.tag == FREE && s.slots != ABSENT);
+        if let Some(f) = free_with_slots {
+            return Err(format!("free frame {f} holds Two-Stack slots"));
+        }
+        if let Some(s) = &self.shadow {
             s.check_resident(&page_of)?;
         }
         if let Some(c) = &self.clusters {

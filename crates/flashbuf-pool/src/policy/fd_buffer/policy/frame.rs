@@ -1,11 +1,15 @@
-//! A frame's state in FD-Buffer: its page, pool tag and dirty bit.
+//! A frame's state in FD-Buffer: its page, Two-Stack slots, pool tag and dirty bit.
 
-/// A frame's page, pool tag and dirty bit: a hit reads them all, in one cache line
-/// (16-byte aligned records, four to a line).
+use super::super::two_stack::{Slots, ABSENT};
+
+/// A frame's page, its Two-Stack slots, pool tag and dirty bit: a hit reads them all, in
+/// one cache line (32-byte aligned records, two to a line; the slots in an array of the
+/// estimator's own cost a second cache miss per reference).
 #[derive(Debug, Clone, Copy)]
-#[repr(align(16))]
+#[repr(align(32))]
 pub(in super::super) struct FrameState {
     pub(in super::super) page: u64,
+    pub(in super::super) slots: Slots,
     pub(in super::super) tag: u8,
     pub(in super::super) dirty: bool,
 }
@@ -14,6 +18,7 @@ impl FrameState {
     /// A free frame.
     pub(in super::super) const FREE: FrameState = FrameState {
         page: 0,
+        slots: ABSENT,
         tag: FREE,
         dirty: false,
     };
