@@ -6,45 +6,15 @@
 //!
 //! Its own test binary: the global allocator here counts every byte allocated.
 
+mod counting_alloc;
+
+use counting_alloc::allocated;
 use flashbuf_core::{page, DirtyRanges, PageId};
 use flashbuf_device::MemDevice;
 use flashbuf_store::stable_buffer::{
     FlushMode, Recognition, StableBufferConfig, StableBufferStore,
 };
 use flashbuf_store::{PageStore, ReadOutcome};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-
-/// The system allocator, counting the bytes asked for.
-struct Counting;
-
-static ALLOCATED: AtomicU64 = AtomicU64::new(0);
-
-// SAFETY: forwards to the system allocator unchanged.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATED.fetch_add(layout.size() as u64, Relaxed);
-        // SAFETY: the caller's contract, passed on.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        ALLOCATED.fetch_add(layout.size() as u64, Relaxed);
-        // SAFETY: as above.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: as above.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATED.fetch_add(new_size.saturating_sub(layout.size()) as u64, Relaxed);
-        // SAFETY: as above.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
 
 const PS: usize = 8192;
 const PAGES: u64 = 512;
@@ -78,12 +48,12 @@ fn staged_writes_and_flushes_reuse_their_buffers() {
         write_round(&store, &mut p, v);
     }
     let before_flushes = store.sb_stats().passive_flushes;
-    let before = ALLOCATED.load(Relaxed);
+    let before = allocated();
     let rounds = 4;
     for v in 3..3 + rounds {
         write_round(&store, &mut p, v);
     }
-    let allocated = ALLOCATED.load(Relaxed) - before;
+    let allocated = allocated() - before;
     let writes = rounds * PAGES;
     assert!(
         store.sb_stats().passive_flushes > before_flushes + 8,

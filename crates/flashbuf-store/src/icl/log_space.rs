@@ -94,12 +94,26 @@ impl<D: Device> IclStore<D> {
         slot: u32,
         kind: LogRead,
     ) -> Result<AlignedBuf, StoreError> {
+        let mut buf = AlignedBuf::zeroed(self.cfg.page_size, 4096);
+        self.read_log_page_into(st, slot, kind, &mut buf)?;
+        Ok(buf)
+    }
+
+    /// [`IclStore::read_log_page`] into `buf`, a page's length: every byte of it is
+    /// filled (a whole-page read; in metadata mode a head read of the whole buffer), so a
+    /// reused buffer's old contents never show.
+    pub(super) fn read_log_page_into(
+        &self,
+        st: &mut State,
+        slot: u32,
+        kind: LogRead,
+        buf: &mut [u8],
+    ) -> Result<(), StoreError> {
         let ps = self.cfg.page_size;
-        let mut buf = AlignedBuf::zeroed(ps, 4096);
         let off = self.layout.log_slot_offset(slot);
         self.poison.guard(match self.cfg.data {
-            DataMode::Bytes => self.dev.read_at(off, &mut buf),
-            DataMode::Metadata => self.dev.read_head(off, ps, &mut buf),
+            DataMode::Bytes => self.dev.read_at(off, buf),
+            DataMode::Metadata => self.dev.read_head(off, ps, buf),
         })?;
         let s = &mut st.stats;
         match kind {
@@ -108,7 +122,7 @@ impl<D: Device> IclStore<D> {
             LogRead::Merge => s.log_reads_merge += 1,
             LogRead::Resolve => s.log_reads_resolve += 1,
         }
-        Ok(buf)
+        Ok(())
     }
 
     /// The record `at` of `pid`, from `cache` (read into it if missing) or read anew.
@@ -122,8 +136,8 @@ impl<D: Device> IclStore<D> {
         cache: Option<&mut LogCache>,
         kind: LogRead,
     ) -> Result<Record, StoreError> {
-        let fresh;
-        let page: &AlignedBuf = match cache {
+        let mut fresh;
+        let page: &[u8] = match cache {
             Some(c) => match c.pages.entry(at.slot) {
                 std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
                 std::collections::hash_map::Entry::Vacant(e) => {
@@ -131,7 +145,8 @@ impl<D: Device> IclStore<D> {
                 }
             },
             None => {
-                fresh = self.read_log_page(st, at.slot, kind)?;
+                fresh = self.scratch.take(self.cfg.page_size);
+                self.read_log_page_into(st, at.slot, kind, &mut fresh)?;
                 &fresh
             }
         };
@@ -260,12 +275,13 @@ impl<D: Device> IclStore<D> {
         bins: &[Vec<usize>],
     ) -> Result<(), StoreError> {
         let ps = self.cfg.page_size;
-        let mut bufs = AlignedBuf::zeroed(ps * bins.len(), 4096);
+        let mut bufs = self.scratch.take(ps * bins.len());
         let mut used = Vec::with_capacity(bins.len());
         let mut placed: Vec<(PageId, Entry)> = Vec::new();
+        let mut body: Vec<u8> = Vec::with_capacity(ps);
         for (b, items) in bins.iter().enumerate() {
             let slot = st.head + b as u32;
-            let mut body: Vec<u8> = Vec::with_capacity(ps);
+            body.clear();
             // Records are placed by their logical lengths (the stored ones with bytes).
             let mut logical = LOG_HEADER_BYTES;
             for &i in items {
@@ -290,6 +306,8 @@ impl<D: Device> IclStore<D> {
                 }
             }
             let page = &mut bufs[b * ps..(b + 1) * ps];
+            // A reused buffer: nothing of its last use may reach the device.
+            page.fill(0);
             page[LOG_HEADER_BYTES..LOG_HEADER_BYTES + body.len()].copy_from_slice(&body);
             let h = LogPageHeader {
                 records: items.len() as u16,

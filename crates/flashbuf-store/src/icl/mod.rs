@@ -84,6 +84,7 @@ pub use stats::IclStats;
 
 use crate::checks;
 use crate::growth::{check_fits, Growth};
+use crate::scratch::Scratch;
 use crate::state::StateArea;
 use crate::written_map::WrittenMap;
 use crate::{PageStore, PageWrite, Poison, ReadOutcome, StoreError, StoreStats};
@@ -169,6 +170,9 @@ pub struct IclStore<D> {
     page_writes: AtomicU64,
     batches: AtomicU64,
     syncs: AtomicU64,
+    /// Reused I/O buffers: the log page a read finds its page's ICL log in, a flush's
+    /// log pages ([`crate::scratch`]).
+    scratch: Scratch,
 }
 
 impl<D: Device> IclStore<D> {
@@ -202,6 +206,7 @@ impl<D: Device> IclStore<D> {
         s.wob_memory_bytes = st.wob.memory_bytes() as u64;
         s.mapping_entries = st.mapping.len() as u64;
         s.mapping_memory_bytes = st.mapping.memory_bytes() as u64;
+        s.io_buffer_memory_bytes = self.scratch.held_bytes() as u64;
         s.generation = st.gen;
         s.log_pages_used = u64::from(st.head);
         s

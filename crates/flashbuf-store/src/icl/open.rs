@@ -7,6 +7,7 @@ use super::wob::Wob;
 use super::{IclConfig, IclStats, IclStore, State, KIND, STATE_COPY_BYTES};
 use crate::growth::Growth;
 use crate::page_requests;
+use crate::scratch::Scratch;
 use crate::state::StateArea;
 use crate::superblock::fresh_salt;
 use crate::written_map::WrittenMap;
@@ -51,6 +52,9 @@ impl<D: Device> IclStore<D> {
             page_writes: AtomicU64::new(0),
             batches: AtomicU64::new(0),
             syncs: AtomicU64::new(0),
+            // Reads and flushes run under the state lock, one at a time: a log page's
+            // buffer and a flush's.
+            scratch: Scratch::new(2),
         }
     }
 

@@ -89,6 +89,8 @@ counters! {
         mapping_entries,
         /// Approximate memory of the mapping table, bytes.
         mapping_memory_bytes,
+        /// Memory of the reused I/O buffers kept (a log page, a flush's log pages), bytes.
+        io_buffer_memory_bytes,
         /// Log-space generation now.
         generation,
         /// Log pages in use in this generation.
@@ -151,7 +153,7 @@ mod tests {
         };
         let c = s.counters();
         assert_eq!(c[0].0, "data_reads");
-        assert_eq!(c.len(), 38);
+        assert_eq!(c.len(), 39);
         assert!(c.contains(&("log_writes", 3)));
         assert_eq!((s.page_reads(), s.page_writes()), (3, 7));
     }

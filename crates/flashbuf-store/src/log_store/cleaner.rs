@@ -31,7 +31,7 @@ use super::data::{block_image, block_image_mut};
 use super::layout::{BlockAddr, SegmentId};
 use super::scan::{read_blocks, read_summary};
 use super::stamp;
-use super::state::{Ctx, Lane, State};
+use super::state::{Ctx, Lane, State, CLEAN_BUF_KEPT_BYTES};
 use super::usage::{SegState, SegmentUsage};
 use super::victim::{CleanClock, SegmentView};
 use super::writer::Writer;
@@ -203,7 +203,9 @@ impl State {
         self.join_for(cx, Some((v.0, false)))?;
         let live = self.live_blocks(cx, v, &row)?;
         let (ps, bb) = (cx.layout.page_size, cx.cfg.block_bytes());
-        let mut buf = AlignedBuf::zeroed(ps, 4096);
+        // Every read fills the bytes it covers, and only those are looked at: a reused
+        // buffer's old contents never show.
+        let mut buf = take_clean_buf(&mut self.clean_buf, ps);
         let mut i = 0;
         while i < live.len() {
             let mut j = i + 1;
@@ -247,6 +249,9 @@ impl State {
             i = j;
         }
         debug_assert_eq!(self.usage.get(v).live, 0, "{v} still has live blocks");
+        if buf.len() <= CLEAN_BUF_KEPT_BYTES {
+            self.clean_buf = Some(buf);
+        }
         self.stats.segments_cleaned += 1;
         Ok(true)
     }
@@ -290,4 +295,10 @@ impl State {
         scanned.sort_unstable_by_key(|b| b.0);
         Ok(scanned)
     }
+}
+
+/// The kept cleaner buffer, or a new one of a page.
+fn take_clean_buf(kept: &mut Option<AlignedBuf>, page_size: usize) -> AlignedBuf {
+    kept.take()
+        .unwrap_or_else(|| AlignedBuf::zeroed(page_size, 4096))
 }

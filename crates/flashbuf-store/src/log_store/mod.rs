@@ -198,6 +198,7 @@ impl<D: Device> LogStore<D> {
             heads,
             queue: WriteQueue::new(cfg.block_bytes()),
             placement,
+            clean_buf: None,
             rule,
             next_seq: 1,
             seq_limit: 1,

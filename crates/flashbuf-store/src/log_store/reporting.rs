@@ -73,6 +73,7 @@ impl<D: Device> LogStore<D> {
             per_page_bytes: (map_bytes + placement_bytes) as f64 / pages,
             usage_bytes: std::mem::size_of_val(st.usage.rows()),
             buffer_bytes: st.queue.buf.len()
+                + st.clean_buf.as_ref().map_or(0, |b| b.len())
                 + st.heads
                     .iter()
                     .map(|h| h.entries.capacity() * std::mem::size_of::<summary::Entry>())

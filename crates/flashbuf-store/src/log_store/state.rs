@@ -156,7 +156,14 @@ pub(crate) struct State {
     pub device_base: DeviceStats,
     /// What the last recovery found.
     pub recovery: Option<RecoveryReport>,
+    /// The cleaner's read buffer, kept between segments (grown to the longest run of
+    /// live blocks read, up to [`CLEAN_BUF_KEPT_BYTES`]); `None` until the first clean.
+    pub clean_buf: Option<AlignedBuf>,
 }
+
+/// The largest cleaner read buffer kept between segments; a longer run's buffer is
+/// dropped after its segment.
+pub(crate) const CLEAN_BUF_KEPT_BYTES: usize = 1 << 20;
 
 impl State {
     /// Ticks now.

@@ -119,7 +119,8 @@ pub struct MemoryReport {
     pub per_page_bytes: f64,
     /// Bytes of the usage table.
     pub usage_bytes: usize,
-    /// Bytes of the write queue and the open segments' summary entries.
+    /// Bytes of the write queue, the open segments' summary entries and the cleaner's
+    /// kept read buffer.
     pub buffer_bytes: usize,
 }
 
