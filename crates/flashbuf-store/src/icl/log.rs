@@ -374,7 +374,7 @@ mod tests {
     #[test]
     fn union_matches_sorting_the_concatenation() {
         let mut rng = flashbuf_core::rng::SplitMix64::new(7);
-        let mut list = |rng: &mut flashbuf_core::rng::SplitMix64| {
+        let list = |rng: &mut flashbuf_core::rng::SplitMix64| {
             let mut at = 0u32;
             let mut v = Vec::new();
             for _ in 0..rng.below(6) {
