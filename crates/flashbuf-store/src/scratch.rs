@@ -5,7 +5,7 @@
 //! was 0.7 % and 1.0 % of a full-bytes replay's samples (TPC-C, `perf`), 16.5 KB
 //! allocated per 8 KB write (`tests/regression_stable_buffer_buffers.rs`). ICL takes
 //! from its own pool the log page a read finds its page's log in and a WOB flush's log
-//! pages (10.3 KB allocated per write-and-read step before, 2.2 KB after:
+//! pages (10.3 KB allocated per write-and-read step before, 2.1 KB after:
 //! `tests/regression_icl_log_store_buffers.rs`).
 //!
 //! A buffer's contents when taken are whatever its last user left: a caller writes every

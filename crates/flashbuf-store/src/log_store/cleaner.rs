@@ -205,7 +205,10 @@ impl State {
         let (ps, bb) = (cx.layout.page_size, cx.cfg.block_bytes());
         // Every read fills the bytes it covers, and only those are looked at: a reused
         // buffer's old contents never show.
-        let mut buf = take_clean_buf(&mut self.clean_buf, ps);
+        let mut buf = self
+            .clean_buf
+            .take()
+            .unwrap_or_else(|| AlignedBuf::zeroed(ps, 4096));
         let mut i = 0;
         while i < live.len() {
             let mut j = i + 1;
@@ -295,10 +298,4 @@ impl State {
         scanned.sort_unstable_by_key(|b| b.0);
         Ok(scanned)
     }
-}
-
-/// The kept cleaner buffer, or a new one of a page.
-fn take_clean_buf(kept: &mut Option<AlignedBuf>, page_size: usize) -> AlignedBuf {
-    kept.take()
-        .unwrap_or_else(|| AlignedBuf::zeroed(page_size, 4096))
 }
