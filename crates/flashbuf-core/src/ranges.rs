@@ -125,7 +125,14 @@ impl DirtyRanges {
         // Already covered by the first range (the common case of a page written again and
         // again, and of a whole-page mark): nothing changes, no call.
         let (a, b) = self.bounds[0];
-        if self.len > 0 && a <= lo && hi <= b {
+        if self.len == 0 {
+            // The first range of a clean page (a frame's first write since it was
+            // loaded or written back): no loop, no call.
+            self.bounds[0] = (lo, hi);
+            self.len = 1;
+            return;
+        }
+        if a <= lo && hi <= b {
             return;
         }
         self.add_bounds(lo, hi);
@@ -245,6 +252,23 @@ mod tests {
         d.add(215, 5); // gap 5 to 200..210 is the smallest
         assert_eq!(d.count(), 4);
         assert!(d.iter().any(|r| r == ByteRange::new(200, 20)));
+    }
+
+    #[test]
+    fn first_range_after_clear_is_exactly_it() {
+        // The empty set's fast path must not keep anything of the ranges before `clear`.
+        let mut d = DirtyRanges::new();
+        for s in [0usize, 100, 200, 300] {
+            d.add(s, 10);
+        }
+        d.clear();
+        d.add(150, 20);
+        assert_eq!(d.iter().collect::<Vec<_>>(), vec![ByteRange::new(150, 20)]);
+        d.add(0, 10); // a second range goes through the merge, sorted before the first
+        assert_eq!(
+            d.iter().collect::<Vec<_>>(),
+            vec![ByteRange::new(0, 10), ByteRange::new(150, 20)]
+        );
     }
 
     #[test]
