@@ -41,6 +41,7 @@
 
 use flashbuf_core::page::{self, HEADER_BYTES};
 use flashbuf_core::{DirtyRanges, PageId};
+use smallvec::SmallVec;
 
 /// Bytes of a record's header.
 pub const RECORD_HEADER_BYTES: usize = 24;
@@ -51,6 +52,15 @@ const FLAG_TOMBSTONE: u16 = 1;
 
 /// A half-open byte range of a page, `start..end`.
 pub type Span = (u32, u32);
+
+/// A span list, inline up to 8 spans (a write's is at most the header and the
+/// [`DirtyRanges::CAPACITY`] ranges; a union of two such lists rarely passes 8): the lists
+/// a write builds and merges, and a decoded record's, allocate nothing.
+pub type Spans = SmallVec<[Span; 8]>;
+
+/// A log's content, inline up to a metadata-only page's head (64 bytes): without bytes
+/// (`--data none`) a log allocates nothing; with bytes a longer content goes to the heap.
+pub type LogBytes = SmallVec<[u8; 64]>;
 
 /// The identity of a sealed page version: its header's version stamp and checksum (an
 /// unwritten, all-zero page is version 0 with checksum 0).
@@ -76,15 +86,16 @@ impl Ident {
 /// Changed ranges of one page and their bytes (see the module docs).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Log {
-    spans: Vec<Span>,
-    bytes: Vec<u8>,
+    spans: Spans,
+    bytes: LogBytes,
 }
 
 /// The union of two sorted, disjoint span lists; touching spans are joined. The lists
-/// are merged in one pass (one allocation, no sort: a write merges two or three lists).
-pub fn union_spans(a: &[Span], b: &[Span]) -> Vec<Span> {
+/// are merged in one pass (no sort, and no allocation up to 8 spans: a write merges two or
+/// three lists).
+pub fn union_spans(a: &[Span], b: &[Span]) -> Spans {
     debug_assert!(a.is_sorted() && b.is_sorted(), "unsorted spans");
-    let mut out: Vec<Span> = Vec::with_capacity(a.len() + b.len());
+    let mut out = Spans::new();
     let (mut i, mut j) = (0, 0);
     loop {
         let next = match (a.get(i), b.get(j)) {
@@ -131,9 +142,9 @@ pub fn record_bytes_of(spans: &[Span]) -> usize {
 
 /// The spans of a write: the caller's dirty ranges plus the page header, clipped to the
 /// page.
-pub fn write_spans(dirty: &DirtyRanges, page_size: usize) -> Vec<Span> {
+pub fn write_spans(dirty: &DirtyRanges, page_size: usize) -> Spans {
     let ps = page_size as u32;
-    let d: Vec<Span> = dirty
+    let d: SmallVec<[Span; DirtyRanges::CAPACITY]> = dirty
         .iter()
         .map(|r| (r.start.min(ps), r.end.min(ps)))
         .filter(|&(s, e)| s < e)
@@ -144,8 +155,8 @@ pub fn write_spans(dirty: &DirtyRanges, page_size: usize) -> Vec<Span> {
 impl Log {
     /// The log of `spans` holding `page`'s bytes there — those below `page.len()`: a
     /// metadata-only page is its head, and the spans are the logical page's (module docs).
-    pub fn from_page(page: &[u8], spans: Vec<Span>) -> Self {
-        let mut bytes = Vec::with_capacity(kept_bytes(&spans, page.len()));
+    pub fn from_page(page: &[u8], spans: Spans) -> Self {
+        let mut bytes = LogBytes::with_capacity(kept_bytes(&spans, page.len()));
         for &(s, e) in &spans {
             let e = (e as usize).min(page.len());
             if (s as usize) < e {
@@ -215,7 +226,7 @@ impl Log {
     pub fn newer_over(older: &Log, newer: &Log, kept: usize) -> Log {
         let spans = union_spans(&older.spans, &newer.spans);
         let end = spans.last().map_or(0, |s| s.1 as usize);
-        let mut scratch = vec![0u8; end.min(kept)];
+        let mut scratch = LogBytes::from_elem(0, end.min(kept));
         older.apply(&mut scratch);
         newer.apply(&mut scratch);
         Log::from_page(&scratch, spans)
@@ -325,7 +336,7 @@ pub fn decode_record(b: &[u8], page_size: usize, kept: usize) -> Result<(Record,
     if b.len() < ranges_end {
         return Err(format!("record of {pid} claims {n} ranges beyond the page"));
     }
-    let mut spans = Vec::with_capacity(n);
+    let mut spans = Spans::with_capacity(n);
     for i in 0..n {
         let at = RECORD_HEADER_BYTES + RANGE_BYTES * i;
         let s = u32::from(u16_at(b, at));
@@ -341,7 +352,7 @@ pub fn decode_record(b: &[u8], page_size: usize, kept: usize) -> Result<(Record,
     }
     let log = Log {
         spans,
-        bytes: b[ranges_end..end].to_vec(),
+        bytes: LogBytes::from_slice(&b[ranges_end..end]),
     };
     log.check(page_size, kept)
         .map_err(|m| format!("record of {pid}: {m}"))?;
@@ -364,9 +375,9 @@ mod tests {
     fn union_joins_overlapping_and_touching_spans() {
         assert_eq!(
             union_spans(&[(0, 4), (10, 12)], &[(4, 6), (11, 20), (30, 31)]),
-            vec![(0, 6), (10, 20), (30, 31)]
+            Spans::from_slice(&[(0, 6), (10, 20), (30, 31)])
         );
-        assert_eq!(union_spans(&[], &[]), Vec::<Span>::new());
+        assert_eq!(union_spans(&[], &[]).as_slice(), &[] as &[Span]);
     }
 
     /// The one-pass merge against the definition (sort the concatenation, join), on
@@ -396,7 +407,11 @@ mod tests {
                     _ => want.push((s, e)),
                 }
             }
-            assert_eq!(union_spans(&a, &b), want, "{a:?} | {b:?}");
+            assert_eq!(
+                union_spans(&a, &b).as_slice(),
+                want.as_slice(),
+                "{a:?} | {b:?}"
+            );
         }
     }
 
@@ -405,11 +420,11 @@ mod tests {
         let mut v1 = vec![0u8; 64];
         v1[10] = 1;
         v1[20] = 1;
-        let older = Log::from_page(&v1, vec![(10, 11), (20, 21)]);
+        let older = Log::from_page(&v1, [(10, 11), (20, 21)].into_iter().collect());
         let mut v2 = v1.clone();
         v2[20] = 2;
         v2[40] = 2;
-        let newer = Log::from_page(&v2, vec![(20, 21), (40, 41)]);
+        let newer = Log::from_page(&v2, [(20, 21), (40, 41)].into_iter().collect());
         let both = Log::newer_over(&older, &newer, 64);
         let mut base = vec![0u8; 64];
         both.apply(&mut base);
@@ -421,7 +436,7 @@ mod tests {
     fn records_roundtrip_and_damage_is_an_error() {
         let mut p = vec![7u8; 512];
         p[100] = 9;
-        let log = Log::from_page(&p, vec![(0, 32), (100, 140)]);
+        let log = Log::from_page(&p, [(0, 32), (100, 140)].into_iter().collect());
         let t = Ident { version: 5, crc: 9 };
         let mut out = Vec::new();
         log.encode_record(PageId(3), t, &mut out);
@@ -446,7 +461,13 @@ mod tests {
     fn write_spans_always_cover_the_header() {
         let mut d = DirtyRanges::new();
         d.add(100, 10);
-        assert_eq!(write_spans(&d, 4096), vec![(0, 32), (100, 110)]);
-        assert_eq!(write_spans(&DirtyRanges::full(512), 512), vec![(0, 512)]);
+        assert_eq!(
+            write_spans(&d, 4096),
+            Spans::from_slice(&[(0, 32), (100, 110)])
+        );
+        assert_eq!(
+            write_spans(&DirtyRanges::full(512), 512),
+            Spans::from_slice(&[(0, 512)])
+        );
     }
 }

@@ -19,7 +19,7 @@
 //! - Each entry remembers the sync epoch of the page's last write, so a log-space merge
 //!   knows which home pages hold only synced data and must be double-written.
 
-use super::log::Span;
+use super::log::{Span, Spans};
 use flashbuf_core::PageId;
 use std::collections::HashMap;
 
@@ -47,7 +47,7 @@ pub fn pack(spans: &[Span]) -> Box<[PackedSpan]> {
 }
 
 /// Packed spans back as `start..end`.
-pub fn unpack(spans: &[PackedSpan]) -> Vec<Span> {
+pub fn unpack(spans: &[PackedSpan]) -> Spans {
     spans
         .iter()
         .map(|&(s, l)| (u32::from(s), u32::from(s) + u32::from(l)))
@@ -200,7 +200,10 @@ mod tests {
             },
             0,
         );
-        assert_eq!(unpack(&pack(&[(0, 32), (40, 84)])), vec![(0, 32), (40, 84)]);
+        assert_eq!(
+            unpack(&pack(&[(0, 32), (40, 84)])).as_slice(),
+            &[(0, 32), (40, 84)]
+        );
         assert_eq!(std::mem::size_of::<LogRef>(), 8);
         m.set(PageId(2), Entry::Unresolved(vec![r(3, 60), r(1, 90)]), 0);
         m.set(PageId(3), Entry::Home, 0);

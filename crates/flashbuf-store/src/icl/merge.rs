@@ -143,7 +143,8 @@ impl<D: Device> IclStore<D> {
 
     /// Writes merged pages home, one batch.
     fn write_merged(&self, st: &mut State, pages: &[Merged]) -> Result<(), StoreError> {
-        let mut homes: Vec<(u64, &[u8])> = pages.iter().map(|(_, o, img)| (*o, &img[..])).collect();
+        let mut homes: super::write::PendingHomes<'_> =
+            pages.iter().map(|(_, o, img)| (*o, &img[..])).collect();
         st.stats.data_writes_bulk += homes.len() as u64;
         self.write_homes(&mut homes)
     }

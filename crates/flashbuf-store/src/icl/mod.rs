@@ -271,10 +271,11 @@ impl<D: Device> IclStore<D> {
 
     fn write_batch_checked(&self, batch: &[PageWrite<'_>]) -> Result<(), StoreError> {
         self.poison.check()?;
+        // Inline for a pool's usual batch (one write-back, or a few clustered ones).
         let offsets = batch
             .iter()
             .map(|w| self.check_write(w))
-            .collect::<Result<Vec<u64>, StoreError>>()?;
+            .collect::<Result<smallvec::SmallVec<[u64; 8]>, StoreError>>()?;
         let mut st = self.state.lock();
         self.poison.check()?;
         self.write_locked(&mut st, batch, &offsets)?;

@@ -177,7 +177,7 @@ mod tests {
     fn counts_bytes_and_respects_capacity() {
         let mut w = Wob::new(200);
         let page = vec![1u8; 512];
-        let log = Log::from_page(&page, vec![(0, 32), (100, 150)]);
+        let log = Log::from_page(&page, [(0, 32), (100, 150)].into_iter().collect());
         let rb = log.record_bytes();
         assert!(w.fits(PageId(1), rb));
         w.insert(

@@ -40,8 +40,9 @@ enum Home {
     Merge,
 }
 
-/// Home writes of a batch not yet issued: (offset, page).
-pub(super) type PendingHomes<'a> = Vec<(u64, &'a [u8])>;
+/// Home writes of a batch not yet issued: (offset, page); inline for a few (a single
+/// write-back allocates nothing).
+pub(super) type PendingHomes<'a> = smallvec::SmallVec<[(u64, &'a [u8]); 4]>;
 
 impl<D: Device> IclStore<D> {
     /// Applies a batch of checked writes (`offsets[i]` is `batch[i]`'s home offset).
@@ -51,7 +52,7 @@ impl<D: Device> IclStore<D> {
         batch: &[PageWrite<'_>],
         offsets: &[u64],
     ) -> Result<(), StoreError> {
-        let mut homes: PendingHomes<'_> = Vec::new();
+        let mut homes = PendingHomes::new();
         for (w, &off) in batch.iter().zip(offsets) {
             self.write_one(st, w, off, &mut homes)?;
         }
