@@ -210,15 +210,7 @@ impl Log {
     /// If its bytes do not match its spans below `page.len()` (decoded records are
     /// checked, [`Log::check`]).
     pub fn apply(&self, page: &mut [u8]) {
-        let mut at = 0;
-        for &(s, e) in &self.spans {
-            let e = (e as usize).min(page.len());
-            if (s as usize) < e {
-                let n = e - s as usize;
-                page[s as usize..e].copy_from_slice(&self.bytes[at..at + n]);
-                at += n;
-            }
-        }
+        apply_spans(&self.spans, &self.bytes, page);
     }
 
     /// The cumulative log of `older` followed by `newer` (both of `kept`-byte images): the
@@ -245,27 +237,49 @@ impl Log {
     /// Checks the shape: sorted, disjoint, non-adjacent, non-empty spans within
     /// `page_size`, and content of the right length for `kept`-byte images.
     pub fn check(&self, page_size: usize, kept: usize) -> Result<(), String> {
-        let mut prev_end: Option<u32> = None;
-        for &(s, e) in &self.spans {
-            if s >= e || e as usize > page_size {
-                return Err(format!("span {s}..{e} is empty or beyond the page"));
-            }
-            if prev_end.is_some_and(|p| s <= p) {
-                return Err(format!(
-                    "span {s}..{e} overlaps or touches the previous one"
-                ));
-            }
-            prev_end = Some(e);
+        check_shape(&self.spans, self.bytes.len(), page_size, kept)
+    }
+}
+
+/// Writes `bytes`, the content of `spans` below `page.len()`, into `page` ([`Log::apply`]).
+fn apply_spans(spans: &[Span], bytes: &[u8], page: &mut [u8]) {
+    let mut at = 0;
+    for &(s, e) in spans {
+        let e = (e as usize).min(page.len());
+        if (s as usize) < e {
+            let n = e - s as usize;
+            page[s as usize..e].copy_from_slice(&bytes[at..at + n]);
+            at += n;
         }
-        if kept_bytes(&self.spans, kept) != self.bytes.len() {
+    }
+}
+
+/// [`Log::check`] of spans and a content length.
+fn check_shape(
+    spans: &[Span],
+    content: usize,
+    page_size: usize,
+    kept: usize,
+) -> Result<(), String> {
+    let mut prev_end: Option<u32> = None;
+    for &(s, e) in spans {
+        if s >= e || e as usize > page_size {
+            return Err(format!("span {s}..{e} is empty or beyond the page"));
+        }
+        if prev_end.is_some_and(|p| s <= p) {
             return Err(format!(
-                "{} content bytes for spans of {}",
-                self.bytes.len(),
-                kept_bytes(&self.spans, kept)
+                "span {s}..{e} overlaps or touches the previous one"
             ));
         }
-        Ok(())
+        prev_end = Some(e);
     }
+    if kept_bytes(spans, kept) != content {
+        return Err(format!(
+            "{content} content bytes for spans of {}",
+            kept_bytes(spans, kept)
+        ));
+    }
+    Ok(())
 }
 
 fn encode_header(pid: PageId, target: Ident, n: usize, flags: u16, out: &mut Vec<u8>) {
@@ -294,6 +308,45 @@ pub struct Record {
     pub log: Log,
 }
 
+/// A record decoded in place: its content is borrowed from the log page it was read from
+/// (a read applies it and drops it: no copy of the content, no allocation up to 8 spans).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordView<'a> {
+    /// The page.
+    pub pid: PageId,
+    /// The version the record produces (or, for a tombstone, the home page's).
+    pub target: Ident,
+    /// A tombstone: no ranges, the home page is the target.
+    pub tombstone: bool,
+    spans: Spans,
+    bytes: &'a [u8],
+}
+
+impl RecordView<'_> {
+    /// Bytes its record takes in a log page of the logical page size ([`Log::record_bytes`]).
+    pub fn record_bytes(&self) -> usize {
+        record_bytes_of(&self.spans)
+    }
+
+    /// Writes its bytes into `page` ([`Log::apply`]).
+    pub fn apply(&self, page: &mut [u8]) {
+        apply_spans(&self.spans, self.bytes, page);
+    }
+
+    /// The record, owning its content.
+    pub fn to_record(&self) -> Record {
+        Record {
+            pid: self.pid,
+            target: self.target,
+            tombstone: self.tombstone,
+            log: Log {
+                spans: self.spans.clone(),
+                bytes: LogBytes::from_slice(self.bytes),
+            },
+        }
+    }
+}
+
 /// The little-endian `u16` at `b[at..]`.
 pub(crate) fn u16_at(b: &[u8], at: usize) -> u16 {
     u16::from_le_bytes([b[at], b[at + 1]])
@@ -315,6 +368,15 @@ pub(crate) fn u64_at(b: &[u8], at: usize) -> u64 {
 /// images (module docs); returns it and its stored length. Every field is checked, so a
 /// damaged area is an error, never a panic.
 pub fn decode_record(b: &[u8], page_size: usize, kept: usize) -> Result<(Record, usize), String> {
+    decode_view(b, page_size, kept).map(|(v, n)| (v.to_record(), n))
+}
+
+/// [`decode_record`] in place: the record's content borrowed from `b`.
+pub fn decode_view(
+    b: &[u8],
+    page_size: usize,
+    kept: usize,
+) -> Result<(RecordView<'_>, usize), String> {
     if b.len() < RECORD_HEADER_BYTES {
         return Err(format!("{} bytes left, less than a record header", b.len()));
     }
@@ -350,18 +412,16 @@ pub fn decode_record(b: &[u8], page_size: usize, kept: usize) -> Result<(Record,
             "record of {pid} claims {data} bytes beyond the page"
         ));
     }
-    let log = Log {
-        spans,
-        bytes: LogBytes::from_slice(&b[ranges_end..end]),
-    };
-    log.check(page_size, kept)
+    let bytes = &b[ranges_end..end];
+    check_shape(&spans, bytes.len(), page_size, kept)
         .map_err(|m| format!("record of {pid}: {m}"))?;
     Ok((
-        Record {
+        RecordView {
             pid,
             target,
             tombstone,
-            log,
+            spans,
+            bytes,
         },
         end,
     ))
@@ -447,6 +507,14 @@ mod tests {
             (PageId(3), t, false, &log)
         );
         assert_eq!(n, log.record_bytes());
+        // Decoded in place: the same record, and it writes the same bytes.
+        let (v, vn) = decode_view(&out, 512, 512).unwrap();
+        assert_eq!((v.to_record(), vn), (r.clone(), n));
+        let (mut a, mut b) = (vec![0u8; 512], vec![0u8; 512]);
+        v.apply(&mut a);
+        r.log.apply(&mut b);
+        assert_eq!(a, b);
+        assert_eq!(&a[100..140], &p[100..140]);
         let (r2, m) = decode_record(&out[n..], 512, 512).unwrap();
         assert!(r2.tombstone && r2.log.is_empty() && m == RECORD_HEADER_BYTES);
         // A range beyond the page, a short buffer, unknown flags.

@@ -24,7 +24,7 @@
 //! the stored ones and adding up those lengths.
 
 use super::layout::ICL_FORMAT;
-use super::log::{decode_record, u16_at, u32_at, u64_at, Record};
+use super::log::{decode_view, u16_at, u32_at, u64_at, Record, RecordView};
 use super::mapping::LogRef;
 use flashbuf_core::page::crc32c;
 use flashbuf_core::PageId;
@@ -112,14 +112,30 @@ pub fn parse_records(
     page_size: usize,
     kept: usize,
 ) -> Result<Vec<(u32, Record)>, String> {
+    let mut out = Vec::with_capacity(h.records as usize);
+    walk_records(page, h, page_size, kept, |o, v| {
+        out.push((o, v.to_record()))
+    })?;
+    Ok(out)
+}
+
+/// Every record of a valid log page in order, decoded in place, to `f` with its byte offset
+/// in the logical log page; a malformed record, or records that do not end where the
+/// header says, is an error (after `f` saw the records before it).
+fn walk_records<'a>(
+    page: &'a [u8],
+    h: &LogPageHeader,
+    page_size: usize,
+    kept: usize,
+    mut f: impl FnMut(u32, RecordView<'a>),
+) -> Result<(), String> {
     let used = h.used as usize;
     let (mut at, mut logical) = (LOG_HEADER_BYTES, LOG_HEADER_BYTES);
-    let mut out = Vec::with_capacity(h.records as usize);
     for i in 0..h.records {
-        let (r, n) = decode_record(&page[at..used], page_size, kept)
+        let (r, n) = decode_view(&page[at..used], page_size, kept)
             .map_err(|m| format!("record {i} at byte {at}: {m}"))?;
-        let len = r.log.record_bytes();
-        out.push((logical as u32, r));
+        let len = r.record_bytes();
+        f(logical as u32, r);
         at += n;
         logical += len;
     }
@@ -128,28 +144,32 @@ pub fn parse_records(
             "records end at byte {at} (logical {logical}), the header says {used}"
         ));
     }
-    Ok(out)
+    Ok(())
 }
 
 /// The record `at` names in `page` (header `h`), checked to be `pid`'s and of `at`'s
-/// length; pages of `page_size` held as `kept`-byte images (module docs).
-pub fn record_at(
-    page: &[u8],
+/// length; pages of `page_size` held as `kept`-byte images (module docs). Decoded in
+/// place: its content is borrowed from `page` ([`RecordView::to_record`] owns it).
+pub fn view_at<'a>(
+    page: &'a [u8],
     h: &LogPageHeader,
     at: &LogRef,
     pid: PageId,
     (page_size, kept): (usize, usize),
-) -> Result<Record, String> {
+) -> Result<RecordView<'a>, String> {
     if kept < page_size {
-        let found = parse_records(page, h, page_size, kept)?
-            .into_iter()
-            .find(|(o, _)| *o == u32::from(at.offset));
+        let mut found = None;
+        walk_records(page, h, page_size, kept, |o, v| {
+            if o == u32::from(at.offset) {
+                found = Some(v);
+            }
+        })?;
         return match found {
-            Some((_, r)) if r.pid == pid && r.log.record_bytes() == usize::from(at.len) => Ok(r),
-            Some((_, r)) => Err(format!(
+            Some(r) if r.pid == pid && r.record_bytes() == usize::from(at.len) => Ok(r),
+            Some(r) => Err(format!(
                 "holds a record of {} ({} bytes) where one of {pid} ({} bytes) was written",
                 r.pid,
-                r.log.record_bytes(),
+                r.record_bytes(),
                 at.len
             )),
             None => Err(format!("holds no record at byte {}", at.offset)),
@@ -162,7 +182,7 @@ pub fn record_at(
             "record at bytes {start}..{end} lies outside the page"
         ));
     }
-    let (r, n) = decode_record(&page[start..end], page_size, kept)?;
+    let (r, n) = decode_view(&page[start..end], page_size, kept)?;
     if r.pid != pid || n != usize::from(at.len) {
         return Err(format!(
             "holds a record of {} ({n} bytes) where one of {pid} ({} bytes) was written",

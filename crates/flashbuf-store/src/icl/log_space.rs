@@ -21,8 +21,8 @@
 //!
 //! The log pages' layout and the records' placement are in `log_page.rs`.
 
-use super::log::{encode_tombstone, Ident, Log, Record};
-pub use super::log_page::{parse_records, record_at, LogPageHeader, LOG_HEADER_BYTES};
+use super::log::{encode_tombstone, Ident, Log, Record, RecordView};
+pub use super::log_page::{parse_records, view_at, LogPageHeader, LOG_HEADER_BYTES};
 use super::mapping::{self, Entry, LogRef};
 use super::wob::WobEntry;
 use super::{IclStore, State};
@@ -136,6 +136,20 @@ impl<D: Device> IclStore<D> {
         cache: Option<&mut LogCache>,
         kind: LogRead,
     ) -> Result<Record, StoreError> {
+        self.with_record(st, pid, at, cache, kind, |v| v.to_record())
+    }
+
+    /// [`IclStore::read_record`] decoded in place: `f` gets the record with its content
+    /// borrowed from the log page (a read applies it there: no copy, no allocation).
+    pub(super) fn with_record<R>(
+        &self,
+        st: &mut State,
+        pid: PageId,
+        at: &LogRef,
+        cache: Option<&mut LogCache>,
+        kind: LogRead,
+        f: impl FnOnce(RecordView<'_>) -> R,
+    ) -> Result<R, StoreError> {
         let mut fresh;
         let page: &[u8] = match cache {
             Some(c) => match c.pages.entry(at.slot) {
@@ -164,7 +178,7 @@ impl<D: Device> IclStore<D> {
             )));
         }
         let sizes = (self.cfg.page_size, self.cfg.image_bytes());
-        record_at(page, &h, at, pid, sizes).map_err(damaged)
+        view_at(page, &h, at, pid, sizes).map(f).map_err(damaged)
     }
 
     /// Flushes the WOB into log pages (copying each page's previous ICL log forward);

@@ -107,8 +107,7 @@ impl<D: Device> IclStore<D> {
         };
         match look {
             Look::Log(at) => {
-                let rec = self.read_record(st, pid, &at, None, LogRead::Read)?;
-                rec.log.apply(buf);
+                self.with_record(st, pid, &at, None, LogRead::Read, |r| r.apply(buf))?;
             }
             Look::Resolve => {
                 let home = buf.to_vec();
