@@ -55,8 +55,10 @@ impl<D: Device> IclStore<D> {
         resolved.sort_unstable_by_key(|(pid, _)| *pid);
         let mut cache = LogCache::default();
         for (pid, at) in resolved {
-            self.read_record(st, pid, &at, Some(&mut cache), LogRead::Read)
-                .map_err(|e| format!("{pid}: {e}"))?;
+            self.read_record(st, pid, &at, Some(&mut cache), LogRead::Read, |v| {
+                v.into_record()
+            })
+            .map_err(|e| format!("{pid}: {e}"))?;
         }
         Ok(())
     }

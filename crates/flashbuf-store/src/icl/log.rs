@@ -334,13 +334,13 @@ impl RecordView<'_> {
     }
 
     /// The record, owning its content.
-    pub fn to_record(&self) -> Record {
+    pub fn into_record(self) -> Record {
         Record {
             pid: self.pid,
             target: self.target,
             tombstone: self.tombstone,
             log: Log {
-                spans: self.spans.clone(),
+                spans: self.spans,
                 bytes: LogBytes::from_slice(self.bytes),
             },
         }
@@ -368,7 +368,7 @@ pub(crate) fn u64_at(b: &[u8], at: usize) -> u64 {
 /// images (module docs); returns it and its stored length. Every field is checked, so a
 /// damaged area is an error, never a panic.
 pub fn decode_record(b: &[u8], page_size: usize, kept: usize) -> Result<(Record, usize), String> {
-    decode_view(b, page_size, kept).map(|(v, n)| (v.to_record(), n))
+    decode_view(b, page_size, kept).map(|(v, n)| (v.into_record(), n))
 }
 
 /// [`decode_record`] in place: the record's content borrowed from `b`.
@@ -509,9 +509,9 @@ mod tests {
         assert_eq!(n, log.record_bytes());
         // Decoded in place: the same record, and it writes the same bytes.
         let (v, vn) = decode_view(&out, 512, 512).unwrap();
-        assert_eq!((v.to_record(), vn), (r.clone(), n));
         let (mut a, mut b) = (vec![0u8; 512], vec![0u8; 512]);
         v.apply(&mut a);
+        assert_eq!((v.into_record(), vn), (r.clone(), n));
         r.log.apply(&mut b);
         assert_eq!(a, b);
         assert_eq!(&a[100..140], &p[100..140]);

@@ -114,7 +114,7 @@ pub fn parse_records(
 ) -> Result<Vec<(u32, Record)>, String> {
     let mut out = Vec::with_capacity(h.records as usize);
     walk_records(page, h, page_size, kept, |o, v| {
-        out.push((o, v.to_record()))
+        out.push((o, v.into_record()))
     })?;
     Ok(out)
 }
@@ -149,7 +149,7 @@ fn walk_records<'a>(
 
 /// The record `at` names in `page` (header `h`), checked to be `pid`'s and of `at`'s
 /// length; pages of `page_size` held as `kept`-byte images (module docs). Decoded in
-/// place: its content is borrowed from `page` ([`RecordView::to_record`] owns it).
+/// place: its content is borrowed from `page` ([`RecordView::into_record`] owns it).
 pub fn view_at<'a>(
     page: &'a [u8],
     h: &LogPageHeader,

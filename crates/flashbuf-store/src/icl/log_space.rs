@@ -125,23 +125,12 @@ impl<D: Device> IclStore<D> {
         Ok(())
     }
 
-    /// The record `at` of `pid`, from `cache` (read into it if missing) or read anew.
+    /// The record `at` of `pid`, from `cache` (read into it if missing) or read anew,
+    /// given to `f` decoded in place: its content borrowed from the log page (a read
+    /// applies it there: no copy, no allocation; [`RecordView::into_record`] owns it).
     /// A log page that fails its check is [`StoreError::DamagedLog`]: the page's newest
     /// changes are unreadable, and an older version is never served instead.
-    pub(super) fn read_record(
-        &self,
-        st: &mut State,
-        pid: PageId,
-        at: &LogRef,
-        cache: Option<&mut LogCache>,
-        kind: LogRead,
-    ) -> Result<Record, StoreError> {
-        self.with_record(st, pid, at, cache, kind, |v| v.to_record())
-    }
-
-    /// [`IclStore::read_record`] decoded in place: `f` gets the record with its content
-    /// borrowed from the log page (a read applies it there: no copy, no allocation).
-    pub(super) fn with_record<R>(
+    pub(super) fn read_record<R>(
         &self,
         st: &mut State,
         pid: PageId,
@@ -273,7 +262,9 @@ impl<D: Device> IclStore<D> {
         let state = st.mapping.get(pid).map(|e| e.state.clone());
         match state {
             Some(Entry::Log { at, .. }) => self
-                .read_record(st, pid, &at, Some(cache), LogRead::Copy)
+                .read_record(st, pid, &at, Some(cache), LogRead::Copy, |v| {
+                    v.into_record()
+                })
                 .map(Some),
             Some(Entry::Unresolved(_)) => self.resolve_reading_home(st, pid, cache),
             Some(Entry::Home) | None => Ok(None),

@@ -82,7 +82,11 @@ impl<D: Device> IclStore<D> {
             self.read_home(st, off, &mut img, true)?;
             let rec = match state {
                 Entry::Log { at, .. } => {
-                    Some(self.read_record(st, pid, &at, Some(&mut cache), LogRead::Merge)?)
+                    Some(
+                        self.read_record(st, pid, &at, Some(&mut cache), LogRead::Merge, |v| {
+                            v.into_record()
+                        })?,
+                    )
                 }
                 Entry::Unresolved(_) => {
                     let home = img.to_vec();

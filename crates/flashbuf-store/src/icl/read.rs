@@ -107,7 +107,7 @@ impl<D: Device> IclStore<D> {
         };
         match look {
             Look::Log(at) => {
-                self.with_record(st, pid, &at, None, LogRead::Read, |r| r.apply(buf))?;
+                self.read_record(st, pid, &at, None, LogRead::Read, |r| r.apply(buf))?;
             }
             Look::Resolve => {
                 let home = buf.to_vec();
@@ -182,7 +182,10 @@ impl<D: Device> IclStore<D> {
         let home_ok = page::check(home, pid).is_ok();
         let mut scratch = home.to_vec();
         for (i, c) in cands.iter().enumerate() {
-            let rec = self.read_record(st, pid, c, cache.as_deref_mut(), LogRead::Resolve)?;
+            let rec =
+                self.read_record(st, pid, c, cache.as_deref_mut(), LogRead::Resolve, |v| {
+                    v.into_record()
+                })?;
             let applies = if rec.tombstone {
                 rec.target == home_id
             } else {
