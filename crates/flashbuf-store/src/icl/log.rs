@@ -198,9 +198,20 @@ impl Log {
         RECORD_HEADER_BYTES + RANGE_BYTES * self.spans.len() + self.bytes.len()
     }
 
-    /// Bytes of memory it holds (spans and content).
+    /// Bytes of heap memory it holds: its spans and content where they outgrew their
+    /// inline room (which is part of the log's own size).
     pub fn heap_bytes(&self) -> usize {
-        self.spans.capacity() * std::mem::size_of::<Span>() + self.bytes.capacity()
+        let spans = if self.spans.spilled() {
+            self.spans.capacity() * std::mem::size_of::<Span>()
+        } else {
+            0
+        };
+        spans
+            + if self.bytes.spilled() {
+                self.bytes.capacity()
+            } else {
+                0
+            }
     }
 
     /// Writes its bytes into `page` (an image of the length the log was made from: the
@@ -490,6 +501,18 @@ mod tests {
         both.apply(&mut base);
         assert_eq!(base, v2);
         assert_eq!(both.record_bytes(), 24 + 3 * 4 + 3);
+    }
+
+    #[test]
+    fn heap_counts_only_what_outgrew_the_inline_room() {
+        let page = vec![3u8; 512];
+        let head = Log::from_page(&page[..64], [(0, 32), (40, 300)].into_iter().collect());
+        assert_eq!((head.data_bytes(), head.heap_bytes()), (56, 0));
+        let whole = Log::from_page(&page, [(0, 32), (40, 300)].into_iter().collect());
+        assert_eq!(whole.data_bytes(), 292);
+        assert!(whole.heap_bytes() >= 292, "{}", whole.heap_bytes());
+        let many: Spans = (0..10).map(|i| (i * 10, i * 10 + 5)).collect();
+        assert!(Log::from_page(&page[..64], many).heap_bytes() >= 10 * 8);
     }
 
     #[test]
