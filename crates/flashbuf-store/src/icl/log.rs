@@ -201,17 +201,7 @@ impl Log {
     /// Bytes of heap memory it holds: its spans and content where they outgrew their
     /// inline room (which is part of the log's own size).
     pub fn heap_bytes(&self) -> usize {
-        let spans = if self.spans.spilled() {
-            self.spans.capacity() * std::mem::size_of::<Span>()
-        } else {
-            0
-        };
-        spans
-            + if self.bytes.spilled() {
-                self.bytes.capacity()
-            } else {
-                0
-            }
+        spilled_bytes(&self.spans) + spilled_bytes(&self.bytes)
     }
 
     /// Writes its bytes into `page` (an image of the length the log was made from: the
@@ -249,6 +239,15 @@ impl Log {
     /// `page_size`, and content of the right length for `kept`-byte images.
     pub fn check(&self, page_size: usize, kept: usize) -> Result<(), String> {
         check_shape(&self.spans, self.bytes.len(), page_size, kept)
+    }
+}
+
+/// Bytes of heap a small vector holds: none while it fits its inline room.
+fn spilled_bytes<A: smallvec::Array>(v: &SmallVec<A>) -> usize {
+    if v.spilled() {
+        v.capacity() * std::mem::size_of::<A::Item>()
+    } else {
+        0
     }
 }
 
