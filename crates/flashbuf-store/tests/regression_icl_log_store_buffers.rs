@@ -86,15 +86,21 @@ impl Workload {
     }
 
     /// Bytes allocated and allocations (in hundredths) per step over `STEPS` steps after as
-    /// many of warm-up.
-    fn measure<S: PageStore>(&mut self, s: &S) -> (u64, u64) {
+    /// many of warm-up, printed under `name`.
+    fn measure<S: PageStore>(&mut self, name: &str, s: &S) -> (u64, u64) {
         self.steps(s, STEPS);
         let (bytes, calls) = (allocated(), allocations());
         self.steps(s, STEPS);
-        (
+        let (bytes, calls) = (
             (allocated() - bytes) / STEPS,
             (allocations() - calls) * 100 / STEPS,
-        )
+        );
+        eprintln!(
+            "{name}: {bytes} bytes allocated per step, in {}.{:02} allocations",
+            calls / 100,
+            calls % 100
+        );
+        (bytes, calls)
     }
 
     /// Every page written reads back with its last byte.
@@ -115,12 +121,7 @@ fn icl_reads_and_flushes_reuse_their_buffers() {
     let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
     let store = IclStore::create(MemDevice::new(0), IclConfig::with_page_size(PS)).expect("create");
     let mut w = Workload::new(true);
-    let (per_step, calls) = w.measure(&store);
-    eprintln!(
-        "ICL: {per_step} bytes allocated per step, in {}.{:02} allocations",
-        calls / 100,
-        calls % 100
-    );
+    let (per_step, calls) = w.measure("ICL", &store);
     let s = store.icl_stats();
     assert!(s.log_reads > STEPS / 4, "reads found logs in log pages");
     assert!(per_step < 4096, "{per_step} bytes allocated per step");
@@ -142,12 +143,7 @@ fn log_store_cleaner_keeps_its_read_buffer() {
     let store = LogStore::create(MemDevice::new(0), cfg).expect("create");
     let mut w = Workload::new(false);
     let cleaned = store.log_stats().segments_cleaned;
-    let (per_step, calls) = w.measure(&store);
-    eprintln!(
-        "log store: {per_step} bytes allocated per step, in {}.{:02} allocations",
-        calls / 100,
-        calls % 100
-    );
+    let (per_step, _) = w.measure("log store", &store);
     assert!(
         store.log_stats().segments_cleaned > cleaned + 100,
         "the cleaner ran"
