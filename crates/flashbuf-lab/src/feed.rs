@@ -22,6 +22,17 @@
 //! length is a multiple of the epoch length), so the replay can switch per-epoch device
 //! settings at batch-internal boundaries.
 //!
+//! # Stream models
+//! A policy may hand out the part of its work that depends on the reference stream alone
+//! (`flashbuf_pool::policy::stream`: FD-Buffer's Two-Stack estimators).
+//! [`Feed::start_with_model`] runs such a model on the reader thread, over every
+//! reference it delivers (after the limit and the transform), and sends its outputs with
+//! the batch whose references produced them: [`Feed::outputs`] holds them after
+//! [`Feed::next_batch`] returns that batch, to be handed to the policy before the batch
+//! is replayed (and once more after the last batch: the model's final outputs). The
+//! reader thread, idle while a slow policy replays, takes that work off the replay
+//! thread.
+//!
 //! # Whole traces in memory
 //! Offline policies and the cost bounds need the whole (mapped, transformed) trace:
 //! [`Feed::collect_all`] drains a feed into one vector (16 bytes per reference) and
@@ -34,6 +45,7 @@
 //! fits a memory budget ([`SharedTrace::decode`] gives up past it).
 
 use crate::LabError;
+use flashbuf_pool::policy::{StreamModel, StreamOutput};
 use flashbuf_trace::{Format, PageRef, TraceError, TraceReader};
 use flashbuf_workload::dynamics::{EpochTransformer, WorkloadTransform};
 use std::cell::RefCell;
@@ -71,7 +83,8 @@ pub struct FeedSummary {
     pub map: AddressMap,
 }
 
-type Batch = Result<Vec<PageRef>, TraceError>;
+/// A batch, and the stream model's outputs its references produced.
+type Batch = Result<(Vec<PageRef>, Vec<StreamOutput>), TraceError>;
 
 /// What the reader thread does besides reading and mapping.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -86,6 +99,8 @@ pub struct FeedOptions {
 pub struct Feed {
     src: Source,
     done: bool,
+    /// The stream model's outputs received and not yet taken.
+    outputs: Vec<StreamOutput>,
 }
 
 enum Source {
@@ -126,6 +141,18 @@ impl Feed {
         page_size: u32,
         opts: &FeedOptions,
     ) -> Result<Self, LabError> {
+        Self::start_with_model(path, format, page_size, opts, None)
+    }
+
+    /// [`Feed::start_with`], running `model` on the reader thread over every reference
+    /// delivered (see the module documentation; its outputs in [`Feed::outputs`]).
+    pub fn start_with_model(
+        path: &Path,
+        format: Option<Format>,
+        page_size: u32,
+        opts: &FeedOptions,
+        model: Option<Box<dyn StreamModel>>,
+    ) -> Result<Self, LabError> {
         let reader = TraceReader::open(path, format, page_size)?;
         let (tx, rx) = sync_channel::<Batch>(CHANNEL_BATCHES);
         let (back, back_rx) = sync_channel::<Vec<PageRef>>(CHANNEL_BATCHES + 2);
@@ -136,7 +163,10 @@ impl Feed {
             .map(|(t, epoch, seed)| EpochTransformer::new(t, epoch.max(1) as usize, seed));
         let handle = std::thread::Builder::new()
             .name("trace-reader".into())
-            .spawn(move || run_reader(reader, tx, back_rx, limit, transform, &path))
+            .spawn(move || {
+                let mut stages = Stages { transform, model };
+                run_reader(reader, tx, back_rx, limit, &mut stages, &path)
+            })
             .map_err(LabError::Output)?;
         Ok(Self {
             src: Source::Thread {
@@ -145,6 +175,7 @@ impl Feed {
                 handle: Some(handle),
             },
             done: false,
+            outputs: Vec::new(),
         })
     }
 
@@ -160,6 +191,7 @@ impl Feed {
                 summary: Some(summary),
             },
             done: false,
+            outputs: Vec::new(),
         }
     }
 
@@ -216,17 +248,31 @@ impl Feed {
                 return Ok(Some(b));
             }
         };
-        match rx.recv() {
-            Ok(Ok(b)) => Ok(Some(b)),
-            Ok(Err(e)) => {
-                self.done = true;
-                Err(e.into())
-            }
-            Err(_) => {
-                self.done = true;
-                Ok(None)
+        loop {
+            match rx.recv() {
+                Ok(Ok((b, outs))) => {
+                    self.outputs.extend(outs);
+                    // The model's final outputs come alone, after the last batch.
+                    if !b.is_empty() {
+                        return Ok(Some(b));
+                    }
+                }
+                Ok(Err(e)) => {
+                    self.done = true;
+                    return Err(e.into());
+                }
+                Err(_) => {
+                    self.done = true;
+                    return Ok(None);
+                }
             }
         }
+    }
+
+    /// The stream model's outputs produced by the references of the batches returned so
+    /// far (and, after the last batch, its final ones), oldest first, not yet taken.
+    pub fn outputs(&mut self) -> &mut Vec<StreamOutput> {
+        &mut self.outputs
     }
 
     /// Returns an emptied batch for reuse.
@@ -290,12 +336,34 @@ fn fill_batch(
     (n, None)
 }
 
+/// What the reader thread does to each batch after reading and mapping it.
+struct Stages {
+    transform: Option<EpochTransformer>,
+    model: Option<Box<dyn StreamModel>>,
+}
+
+impl Stages {
+    /// Transforms `batch`, then lets the model observe it; returns the model's outputs.
+    fn apply(&mut self, batch: &mut [PageRef]) -> Vec<StreamOutput> {
+        if let Some(t) = self.transform.as_mut() {
+            t.apply(batch);
+        }
+        let mut outs = Vec::new();
+        if let Some(m) = self.model.as_mut() {
+            for r in batch.iter() {
+                m.observe(r.page, r.op.is_write(), &mut outs);
+            }
+        }
+        outs
+    }
+}
+
 fn run_reader(
     mut reader: TraceReader,
     tx: SyncSender<Batch>,
     back: Receiver<Vec<PageRef>>,
     limit: Option<u64>,
-    mut transform: Option<EpochTransformer>,
+    stages: &mut Stages,
     _path: &Path,
 ) -> FeedSummary {
     let mut map = AddressMap::default();
@@ -303,7 +371,7 @@ fn run_reader(
     let mut delivered = 0u64;
     let limit = limit.unwrap_or(u64::MAX);
     // With a transform, batches hold whole epochs.
-    let batch_refs = match &transform {
+    let batch_refs = match &stages.transform {
         Some(t) => t.epoch_refs() * (BATCH_REFS / t.epoch_refs()).max(1),
         None => BATCH_REFS,
     };
@@ -323,11 +391,9 @@ fn run_reader(
         match got {
             Ok(0) => break,
             Ok(_) => {
-                if let Some(t) = transform.as_mut() {
-                    t.apply(&mut batch);
-                }
+                let outs = stages.apply(&mut batch);
                 delivered += batch.len() as u64;
-                if tx.send(Ok(batch)).is_err() {
+                if tx.send(Ok((batch, outs))).is_err() {
                     break;
                 }
                 if let Some(e) = late_error {
@@ -340,6 +406,11 @@ fn run_reader(
                 break;
             }
         }
+    }
+    if let Some(m) = stages.model.as_mut() {
+        let mut outs = Vec::new();
+        m.finish(&mut outs);
+        let _ = tx.send(Ok((Vec::new(), outs)));
     }
     FeedSummary {
         format: reader.format(),

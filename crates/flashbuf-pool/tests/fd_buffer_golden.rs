@@ -6,12 +6,10 @@
 
 mod fd_buffer_support;
 
-use fd_buffer_support::small_store;
+use fd_buffer_support::{golden_configs as configs, small_store};
 use flashbuf_core::PageId;
 use flashbuf_device::{CostDevice, LatencyModel, MemDevice};
-use flashbuf_pool::policy::fd_buffer::{
-    mean_errors, ClusterVictim, Clustering, FdBuffer, FdBufferOptions, OrderKind,
-};
+use flashbuf_pool::policy::fd_buffer::{mean_errors, FdBuffer, FdBufferOptions};
 use flashbuf_pool::policy::Policy;
 use flashbuf_pool::BufferPool;
 use flashbuf_store::{DirectStore, DirectStoreConfig, PageStore};
@@ -22,32 +20,6 @@ const GOLDEN: &str = concat!(
 );
 const FRAMES: usize = 1_024;
 const REFS: usize = 200_000;
-
-fn configs() -> Vec<(&'static str, FdBufferOptions)> {
-    let base = || FdBufferOptions::default().fixed_r(136.0);
-    vec![
-        ("default", base()),
-        ("no-present-conditions", base().present_conditions(false)),
-        ("exact-stacks", base().group_size(1)),
-        (
-            "drain-64",
-            base().clustering(Clustering::Drain { cluster_pages: 64 }),
-        ),
-        (
-            "batch-64",
-            base().clustering(Clustering::Batch { cluster_pages: 64 }),
-        ),
-        (
-            "drain-64-order-victim",
-            base()
-                .clustering(Clustering::Drain { cluster_pages: 64 })
-                .cluster_victim(ClusterVictim::OrderVictim),
-        ),
-        ("fifo-pools", base().inner(OrderKind::Fifo)),
-        ("online-r", FdBufferOptions::default()),
-        ("table5", base().track_accuracy(true)),
-    ]
-}
 
 /// The sd-card profile's latencies (FD-Buffer Table 1: 680 reads/s, 5 writes/s).
 fn sd_card_store() -> DirectStore<CostDevice<MemDevice>> {

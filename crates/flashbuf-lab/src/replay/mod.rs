@@ -276,10 +276,22 @@ fn policy_and_feed(
         let p = policy.build(plan.frames, &plan.ctx, Some(&pairs))?;
         Ok((Feed::from_memory(refs, summary), Some(pairs), p))
     } else {
-        let p = policy.build(plan.frames, &plan.ctx, None)?;
+        let mut p = policy.build(plan.frames, &plan.ctx, None)?;
         let feed = match shared {
+            // Runs from a shared decode fill the cores with runs: the policy keeps its
+            // stream model (no thread of the run's own to take it).
             Some(t) => t.feed(),
-            None => Feed::start_with(&cfg.trace, cfg.format, cfg.page_size as u32, &plan.feed)?,
+            None => {
+                // The reader thread runs the policy's stream model, if it has one.
+                let model = p.as_mut().and_then(|p| p.detach_stream_model());
+                Feed::start_with_model(
+                    &cfg.trace,
+                    cfg.format,
+                    cfg.page_size as u32,
+                    &plan.feed,
+                    model,
+                )?
+            }
         };
         Ok((feed, None, p))
     }

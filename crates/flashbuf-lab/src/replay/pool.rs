@@ -152,6 +152,8 @@ pub(super) fn replay_pool<S: PageStore>(
         windows.start(0, latency.counts());
     }
     while let Some(mut batch) = feed.next_batch()? {
+        // The stream model's outputs before the references that follow them.
+        pool.stream_outputs(feed.outputs());
         if let Some(cut) = warm.is_none().then(|| warmup.cut(&batch, pos)).flatten() {
             // Split the batch at the warm-up's end.
             let rest = batch.split_off(cut);
@@ -181,6 +183,7 @@ pub(super) fn replay_pool<S: PageStore>(
             pool.check_invariants().map_err(LabError::Invariant)?;
         }
     }
+    pool.stream_outputs(feed.outputs());
     windows.end();
     Ok((feed.finish()?, warm))
 }

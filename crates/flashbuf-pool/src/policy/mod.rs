@@ -49,6 +49,7 @@ pub mod reference;
 pub mod registry;
 pub mod report;
 pub mod s3_fifo;
+pub mod stream;
 pub mod two_q;
 
 pub use arc::Arc;
@@ -63,6 +64,7 @@ pub use lru::Lru;
 pub use registry::{PolicyContext, PolicyEntry, PolicyFactory, POLICIES};
 pub use report::PolicyReport;
 pub use s3_fifo::{S3Fifo, S3FifoConfig};
+pub use stream::{StreamModel, StreamOutput};
 pub use two_q::TwoQ;
 
 use flashbuf_core::{DeviceFacts, FrameId, PageId};
@@ -165,6 +167,16 @@ pub trait Policy: Send {
     fn report(&self) -> PolicyReport {
         PolicyReport::default()
     }
+    /// Hands out the policy's model of the reference stream, if it has one and can run
+    /// it elsewhere from now on (see [`stream`] for the contract the caller takes on);
+    /// the policy then expects its outputs through [`Policy::stream_output`]. Called
+    /// before the first reference; `None` (the default): nothing to detach, the policy
+    /// does all its work itself.
+    fn detach_stream_model(&mut self) -> Option<Box<dyn StreamModel>> {
+        None
+    }
+    /// An output of the model [`Policy::detach_stream_model`] handed out, in order.
+    fn stream_output(&mut self, _output: StreamOutput) {}
 }
 
 impl<P: Policy + ?Sized> Policy for Box<P> {
@@ -209,5 +221,11 @@ impl<P: Policy + ?Sized> Policy for Box<P> {
     }
     fn report(&self) -> PolicyReport {
         (**self).report()
+    }
+    fn detach_stream_model(&mut self) -> Option<Box<dyn StreamModel>> {
+        (**self).detach_stream_model()
+    }
+    fn stream_output(&mut self, output: StreamOutput) {
+        (**self).stream_output(output)
     }
 }

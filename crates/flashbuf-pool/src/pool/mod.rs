@@ -57,7 +57,7 @@ pub use resident::ResidentCounts;
 
 use crate::frame::{Arena, Frame, VALID};
 use crate::page_table::PageTable;
-use crate::policy::{Policy, PolicyReport};
+use crate::policy::{Policy, PolicyReport, StreamOutput};
 use crate::sync::{AtomicU64, Condvar, Mutex};
 use crate::PoolError;
 use flashbuf_core::{DeviceFacts, FrameId, PageId};
@@ -313,6 +313,19 @@ impl<S: PageStore> BufferPool<S> {
     /// epoch of an asymmetry model); see [`Policy::update_costs`] for who reacts.
     pub fn update_costs(&self, costs: &DeviceFacts) {
         self.inner.lock().policy.update_costs(costs)
+    }
+
+    /// Hands the policy, under the pool lock and in order, the outputs of the stream model
+    /// it detached before the pool was built ([`Policy::detach_stream_model`]); empties
+    /// `outputs`. The caller keeps the model's contract (`crate::policy::stream`).
+    pub fn stream_outputs(&self, outputs: &mut Vec<StreamOutput>) {
+        if outputs.is_empty() {
+            return;
+        }
+        let mut g = self.inner.lock();
+        for o in outputs.drain(..) {
+            g.policy.stream_output(o);
+        }
     }
 
     /// Bytes of metadata per frame besides the page bytes: frame header, page-table share

@@ -1,6 +1,7 @@
 //! Test-local reader of the shared page-reference traces (`op,page` CSV, zstd).
 #![allow(dead_code)]
 
+use flashbuf_pool::policy::fd_buffer::{ClusterVictim, Clustering, FdBufferOptions, OrderKind};
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -98,4 +99,31 @@ pub fn small_store() -> flashbuf_store::DirectStore<flashbuf_device::MemDevice> 
         },
     )
     .expect("create store")
+}
+
+/// The configurations of the golden file (`fd_buffer_golden.rs`), by row name.
+pub fn golden_configs() -> Vec<(&'static str, FdBufferOptions)> {
+    let base = || FdBufferOptions::default().fixed_r(136.0);
+    vec![
+        ("default", base()),
+        ("no-present-conditions", base().present_conditions(false)),
+        ("exact-stacks", base().group_size(1)),
+        (
+            "drain-64",
+            base().clustering(Clustering::Drain { cluster_pages: 64 }),
+        ),
+        (
+            "batch-64",
+            base().clustering(Clustering::Batch { cluster_pages: 64 }),
+        ),
+        (
+            "drain-64-order-victim",
+            base()
+                .clustering(Clustering::Drain { cluster_pages: 64 })
+                .cluster_victim(ClusterVictim::OrderVictim),
+        ),
+        ("fifo-pools", base().inner(OrderKind::Fifo)),
+        ("online-r", FdBufferOptions::default()),
+        ("table5", base().track_accuracy(true)),
+    ]
 }

@@ -23,6 +23,8 @@
 //!   by the savings summed since the last move);
 //! - [`calibration`]: the variant's `k(m)` scaled to the clusters the dirty pool really
 //!   drains (`calibrate=drained`);
+//! - `stream_model`: the estimators detached as a stream model, run where the references
+//!   are known first (a replay's trace reader thread), sending each window's counters;
 //! - [`naive`]: an `O(n)`-per-operation reference for differential tests.
 //!
 //! # How Algorithms 1 and 2 map onto the pool contract
@@ -68,6 +70,14 @@
 //! entry, which `on_insert` reads only after the victim is chosen, evicted and the page
 //! read (share of the samples, two runs each: `TwoStack::admit_in` 2.6 % -> 1.2-1.5 %,
 //! `Clusters::enter` 2.9-3.3 % -> 2.6 %; no count changes).
+//!
+//! In a trace replay the estimators run on the trace reader's thread instead
+//! (`stream_model.rs`, [`Policy::detach_stream_model`]): they depend on the references
+//! alone, and with windows of fixed length the advisor reads them at references known in
+//! advance. Same counts, estimates and window records (`tests/fd_buffer_stream_model.rs`);
+//! `flashbuf bench --data none --runs 3` on the zstd CSV (parsing included, 2 cores),
+//! interleaved, stop 38: TPC-C w4 12.3-12.8 -> 16.2-16.4 M refs/s, TPC-C w8 9.0-11.2 ->
+//! 12.2-14.8 M refs/s.
 //!
 //! # Windows and the advisor
 //! Every reference (hit or miss) feeds the Two-Stack estimator and the window counters.
@@ -147,6 +157,7 @@ pub mod order;
 pub mod policy;
 pub mod report;
 pub mod spec;
+mod stream_model;
 pub mod two_stack;
 mod window;
 

@@ -7,13 +7,14 @@ use super::cluster::Clusters;
 use super::clustered_cost::ClusteredCost;
 use super::cost::Curves;
 use super::moves::Savings;
+use super::stream_model::Detached;
 use super::two_stack::{TwoStack, ABSENT};
 use super::window::WindowStats;
 use super::{
     update_r, AdvisorStats, ClusterVictim, Clustering, FdBufferOptions, LruOrder, MissRates,
-    PoolOrder, RateEstimator, WindowRecord,
+    PoolOrder, RateEstimator, Window, WindowRecord,
 };
-use crate::policy::{Access, IoKind, Policy, PolicyReport, Victim};
+use crate::policy::{Access, IoKind, Policy, PolicyReport, StreamModel, StreamOutput, Victim};
 use flashbuf_core::{DeviceFacts, FrameId, PageId};
 
 mod build;
@@ -57,6 +58,9 @@ pub struct FdBuffer<C: PoolOrder = LruOrder, D: PoolOrder = LruOrder> {
     pub(super) fr: Vec<FrameState>,
     pub(super) m_c: usize,
     pub(super) est: TwoStack,
+    /// The estimator when it runs elsewhere ([`Policy::detach_stream_model`]): its
+    /// windows' counters as they arrive; `None`: `est` runs here.
+    pub(super) stream: Option<Detached>,
     pub(super) shadow: Option<TwoStack>,
     pub(super) win: WindowStats,
     /// References before which no window can close (`window.rs`).
@@ -176,7 +180,9 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
         let i = frame.index();
         debug_assert_eq!(self.fr[i].tag, FREE, "{frame} inserted twice");
         self.fr[i].page = pid.0;
-        self.fr[i].slots = self.est.admit_in(frame, pid.0);
+        if self.stream.is_none() {
+            self.fr[i].slots = self.est.admit_in(frame, pid.0);
+        }
         if let Some(s) = self.shadow.as_mut() {
             s.admit(frame, pid.0);
         }
@@ -298,7 +304,10 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
                 0
             }
             + std::mem::size_of::<FrameState>()
-            + self.est.bytes_per_frame()
+            + self
+                .stream
+                .as_ref()
+                .map_or_else(|| self.est.bytes_per_frame(), |s| s.bytes_per_frame)
             + self.shadow.as_ref().map_or(0, TwoStack::bytes_per_frame)
             + self
                 .clusters
@@ -317,7 +326,9 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
     /// insert otherwise; see the module documentation of `super`).
     fn prepare_miss(&mut self, pid: PageId, access: Access) {
         self.next_access = Some(access);
-        self.est.prefetch_admit(pid.0);
+        if self.stream.is_none() {
+            self.est.prefetch_admit(pid.0);
+        }
         if let (true, Some(c)) = (access.is_write(), self.clusters.as_ref()) {
             c.prefetch_enter(pid.0);
         }
@@ -354,6 +365,30 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
 
     fn check_invariants(&self) -> Result<(), String> {
         self.check_all()
+    }
+
+    /// The Two-Stack estimator, when windows have a fixed number of references (see
+    /// `stream_model.rs`); before any reference only.
+    fn detach_stream_model(&mut self) -> Option<Box<dyn StreamModel>> {
+        let Window::Refs(n) = self.opts.window else {
+            return None;
+        };
+        let untouched = self.stats.windows == 0 && self.win.refs == 0;
+        if self.stream.is_some() || !untouched {
+            return None;
+        }
+        let pr = self.opts.present_conditions;
+        let est = std::mem::replace(&mut self.est, TwoStack::for_owner(1, 1, pr));
+        let (detached, model) = Detached::new(est, n);
+        self.stream = Some(detached);
+        Some(Box::new(model))
+    }
+
+    /// A window's counters from the detached estimator (anything else is ignored).
+    fn stream_output(&mut self, output: StreamOutput) {
+        if let Some(s) = self.stream.as_mut() {
+            let _ = s.accept(output);
+        }
     }
 
     fn report(&self) -> PolicyReport {

@@ -95,7 +95,11 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
     /// Advisor and estimator counters.
     pub fn advisor_stats(&self) -> AdvisorStats {
         AdvisorStats {
-            stack_work: self.est.work() + self.shadow.as_ref().map_or(0, |s| s.work()),
+            stack_work: self
+                .stream
+                .as_ref()
+                .map_or_else(|| self.est.work(), |s| s.stack_work)
+                + self.shadow.as_ref().map_or(0, |s| s.work()),
             cluster_scans: self.clusters.as_ref().map_or(0, |c| c.scanned()),
             ..self.stats
         }
@@ -126,6 +130,10 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
             ("cluster_scans", s.cluster_scans as f64),
             ("unhinted_misses", s.unhinted_misses as f64),
         ];
+        // Only when the detached estimator's contract was broken (`stream_model.rs`).
+        if let Some(n) = self.stream.as_ref().map(|s| s.underruns).filter(|&n| n > 0) {
+            v.push(("stream_underruns", n as f64));
+        }
         if let Some(cc) = &self.clustered_cost {
             let m_d = self.m - self.m_c;
             v.push(("k_at_m_d", cc.pages_per_cluster(m_d)));

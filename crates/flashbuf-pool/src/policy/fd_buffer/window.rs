@@ -34,9 +34,11 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
     /// the advisor when the window closes.
     #[inline(always)]
     pub(super) fn reference(&mut self, frame: FrameId, pid: u64, write: bool) {
-        let slots = &mut self.fr[frame.index()].slots;
-        if let Some((f, which)) = self.est.access_in(slots, frame, pid, write) {
-            self.fr[f.index()].slots[which] = ABSENT[which];
+        if self.stream.is_none() {
+            let slots = &mut self.fr[frame.index()].slots;
+            if let Some((f, which)) = self.est.access_in(slots, frame, pid, write) {
+                self.fr[f.index()].slots[which] = ABSENT[which];
+            }
         }
         if let Some(s) = self.shadow.as_mut() {
             s.access_resident(frame, pid, write);
@@ -97,8 +99,23 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
     fn close_window(&mut self) {
         let t0 = self.opts.clock.as_ref().map(|c| c());
         let r = self.r();
-        // The counters are read once, and zeroed as they are read (the next window's).
-        self.curves.fill_and_clear(self.est.counters_mut());
+        // The counters are read once, and zeroed as they are read (the next window's);
+        // a detached estimator's go back to it.
+        match self.stream.as_mut() {
+            None => self.curves.fill_and_clear(self.est.counters_mut()),
+            Some(s) => match s.next_window() {
+                Some(mut c) => {
+                    self.curves.fill_and_clear(&mut c);
+                    s.give_back(c);
+                }
+                None => {
+                    // The contract was broken: keep `M_c`, count it (see `Detached`).
+                    s.underruns += 1;
+                    self.win = WindowStats::default();
+                    return;
+                }
+            },
+        }
         let io = self.opts.io_count;
         let from = self.opts.paid_moves.then_some(self.m_c);
         // `cusum_moves` refines paid moves (its documented contract): without them, moves

@@ -88,6 +88,7 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
             m,
             clustered_cost,
             est: TwoStack::for_owner(m, opts.group_size, opts.present_conditions),
+            stream: None,
             shadow: opts
                 .track_accuracy
                 .then(|| TwoStack::new(m, opts.group_size, false)),

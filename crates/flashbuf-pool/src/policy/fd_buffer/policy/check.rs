@@ -75,7 +75,16 @@ impl<C: PoolOrder, D: PoolOrder> FdBuffer<C, D> {
         let held = |f: FrameId| {
             (fr[f.index()].tag != FREE).then(|| (fr[f.index()].page, fr[f.index()].slots))
         };
-        self.est.check_in(&held)?;
+        match &self.stream {
+            None => self.est.check_in(&held)?,
+            Some(s) if s.underruns > 0 => {
+                return Err(format!(
+                    "{} windows closed before the detached estimator's counters arrived",
+                    s.underruns
+                ))
+            }
+            Some(_) => {}
+        }
         let free_with_slots = fr.iter().position(|s| s.tag == FREE && s.slots != ABSENT);
         if let Some(f) = free_with_slots {
             return Err(format!("free frame {f} holds Two-Stack slots"));
