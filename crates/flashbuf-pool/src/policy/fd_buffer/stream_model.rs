@@ -16,10 +16,15 @@
 //! figure and window record; the golden files run both ways).
 //!
 //! The frame-driven estimator keeps a resident page's slots beside its frame, a ghost's
-//! in a map; the detached one has no frames, so every page's slots are in the map (the
-//! estimator driven by pages alone, [`TwoStack::access`]): the same stacks and counts.
+//! in a map; the detached one has no frames: it keeps every page's slots in a table
+//! indexed by page number ([`TwoStack::access_keyed`]), grown as pages come up to
+//! [`DENSE_PAGES_MAX`] (a replay's page numbers are dense: `lab::feed` maps them), and in
+//! a map beyond it (the unit test renames pages past the cap: same outputs). The same
+//! stacks and counts as the map for every page ([`TwoStack::access`]), which it replaced:
+//! no hashing on the reader thread, where the estimator is now the larger half of the
+//! work (measured below).
 
-use super::two_stack::{HitCounters, TwoStack};
+use super::two_stack::{HitCounters, PageMap, Slots, TwoStack, ABSENT};
 use crate::policy::stream::{StreamModel, StreamOutput};
 use flashbuf_core::PageId;
 use std::collections::VecDeque;
@@ -32,19 +37,65 @@ pub(super) struct EstimatorOutput {
     stack_work: u64,
 }
 
+/// Pages whose slots the detached estimator keeps in its table (8 bytes a page, grown up
+/// to the largest page seen): 128 MiB at most; pages beyond are kept in a map.
+pub const DENSE_PAGES_MAX: u64 = 1 << 24;
+
 /// The detached estimator: the Two-Stack, fed by pages, cut into windows of `window` refs.
 pub(super) struct EstimatorModel {
     est: TwoStack,
+    /// Slots of pages `0..dense.len()`, `ABSENT` where a page has no entry.
+    dense: Vec<Slots>,
+    /// Slots of pages from [`DENSE_PAGES_MAX`] on that have an entry.
+    sparse: PageMap<Slots>,
     window: u64,
     refs: u64,
     /// Emptied counters coming back from the policy.
     spare: Receiver<HitCounters>,
 }
 
+impl EstimatorModel {
+    /// `page`'s index in the table, grown to hold it if it is below the cap.
+    #[inline]
+    fn dense_index(&mut self, page: u64) -> Option<usize> {
+        if page < self.dense.len() as u64 {
+            return Some(page as usize);
+        }
+        if page >= DENSE_PAGES_MAX {
+            return None;
+        }
+        let len = (page as usize + 1).next_power_of_two();
+        self.dense.resize(len.min(DENSE_PAGES_MAX as usize), ABSENT);
+        Some(page as usize)
+    }
+
+    /// Clears `page`'s slot in stack `which` (its entry dropped off the bottom).
+    #[inline]
+    fn clear(&mut self, page: u64, which: usize) {
+        match self.dense.get_mut(page as usize) {
+            Some(s) if page < DENSE_PAGES_MAX => s[which] = ABSENT[which],
+            _ => self.sparse.update(page, |e| e[which] = ABSENT[which]),
+        }
+    }
+}
+
 impl StreamModel for EstimatorModel {
     #[inline]
     fn observe(&mut self, page: PageId, write: bool, out: &mut Vec<StreamOutput>) {
-        self.est.access(page.0, write);
+        let p = page.0;
+        let dropped = match self.dense_index(p) {
+            Some(i) => self.est.access_keyed(&mut self.dense[i], p, write),
+            None => {
+                let mut s = self.sparse.get(p).unwrap_or(ABSENT);
+                let d = self.est.access_keyed(&mut s, p, write);
+                // An access leaves the page in one stack at least.
+                self.sparse.insert(p, s);
+                d
+            }
+        };
+        if let Some((q, which)) = dropped {
+            self.clear(q, which);
+        }
         self.refs += 1;
         if self.refs == self.window {
             self.refs = 0;
@@ -90,8 +141,12 @@ impl Detached {
     pub(super) fn new(est: TwoStack, window: u64) -> (Self, EstimatorModel) {
         let (recycle, spare) = channel();
         let bytes_per_frame = est.bytes_per_frame();
+        let m = est.counters().m();
         let model = EstimatorModel {
             est,
+            dense: Vec::new(),
+            // At most M entries per stack, one more during a push (as the ghosts').
+            sparse: PageMap::new(2 * m + 2, ABSENT),
             window: window.max(1),
             refs: 0,
             spare,
@@ -126,5 +181,59 @@ impl Detached {
     /// Counters emptied by the advisor, back to the model (dropped if it is gone).
     pub(super) fn give_back(&self, c: HitCounters) {
         let _ = self.recycle.send(c);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flashbuf_core::rng::SplitMix64;
+
+    /// Every output's counters and stack work.
+    fn outputs(est: TwoStack, trace: &[(u64, bool)]) -> Vec<(Option<HitCounters>, u64)> {
+        let (_, mut model) = Detached::new(est, 50);
+        let mut out = Vec::new();
+        for &(p, w) in trace {
+            model.observe(PageId(p), w, &mut out);
+        }
+        model.finish(&mut out);
+        out.into_iter()
+            .map(|o| {
+                let o = o.downcast::<EstimatorOutput>().unwrap();
+                (o.window, o.stack_work)
+            })
+            .collect()
+    }
+
+    /// The table (and the map beyond its cap) give the counters of the estimator keeping
+    /// every page in its own map (`TwoStack::access`), window by window, whatever the page
+    /// numbers: pages renamed past `DENSE_PAGES_MAX` give the same outputs.
+    #[test]
+    fn table_and_map_count_as_the_page_driven_estimator() {
+        let mut rng = SplitMix64::new(38);
+        let trace: Vec<(u64, bool)> = (0..4_000)
+            .map(|_| (rng.below(300), rng.below(4) == 0))
+            .collect();
+        let new = || TwoStack::for_owner(64, 4, true);
+        let mut reference = new();
+        let mut want = Vec::new();
+        for (i, &(p, w)) in trace.iter().enumerate() {
+            reference.access(p, w);
+            if (i + 1).is_multiple_of(50) {
+                want.push((Some(reference.counters().clone()), reference.work()));
+                reference.clear_counters();
+            }
+        }
+        want.push((None, reference.work()));
+        assert_eq!(outputs(new(), &trace), want);
+        let far = |p: u64| {
+            if p.is_multiple_of(3) {
+                DENSE_PAGES_MAX + p * 977
+            } else {
+                p
+            }
+        };
+        let renamed: Vec<(u64, bool)> = trace.iter().map(|&(p, w)| (far(p), w)).collect();
+        assert_eq!(outputs(new(), &renamed), want);
     }
 }

@@ -199,6 +199,26 @@ impl TwoStack {
         self.ghosts.insert(page, slots);
     }
 
+    /// Records one access to `page` for an owner that keeps every page's [`Slots`] by page
+    /// itself (an estimator driven by pages with a slot table of its own, such as
+    /// FD-Buffer's detached one): `slots` are `page`'s. Returns the page whose slot in
+    /// stack `which` (0 = CLRU, 1 = DLRU) the access dropped off the bottom, if any: the
+    /// owner sets it to `NIL`. Never mixed with the other ways of driving one estimator.
+    #[inline(always)]
+    pub fn access_keyed(
+        &mut self,
+        slots: &mut Slots,
+        page: u64,
+        write: bool,
+    ) -> Option<(u64, usize)> {
+        let (dropped, which) = if write {
+            (self.stacks.write(slots, page, NIL), 1)
+        } else {
+            (self.stacks.read(slots, page, NIL), 0)
+        };
+        dropped.map(|d| (d.page, which))
+    }
+
     /// Records one access to `page`, held by `frame` since [`TwoStack::admit`].
     #[inline]
     pub fn access_resident(&mut self, frame: FrameId, page: u64, write: bool) {
