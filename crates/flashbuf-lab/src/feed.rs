@@ -45,7 +45,7 @@
 //! fits a memory budget ([`SharedTrace::decode`] gives up past it).
 
 use crate::LabError;
-use flashbuf_pool::policy::{StreamModel, StreamOutput};
+use flashbuf_pool::policy::{StreamModel, StreamOutput, StreamRef};
 use flashbuf_trace::{Format, PageRef, TraceError, TraceReader};
 use flashbuf_workload::dynamics::{EpochTransformer, WorkloadTransform};
 use std::cell::RefCell;
@@ -164,7 +164,11 @@ impl Feed {
         let handle = std::thread::Builder::new()
             .name("trace-reader".into())
             .spawn(move || {
-                let mut stages = Stages { transform, model };
+                let mut stages = Stages {
+                    transform,
+                    model,
+                    refs: Vec::new(),
+                };
                 run_reader(reader, tx, back_rx, limit, &mut stages, &path)
             })
             .map_err(LabError::Output)?;
@@ -340,6 +344,8 @@ fn fill_batch(
 struct Stages {
     transform: Option<EpochTransformer>,
     model: Option<Box<dyn StreamModel>>,
+    /// The batch as the model sees it (kept between batches).
+    refs: Vec<StreamRef>,
 }
 
 impl Stages {
@@ -350,9 +356,12 @@ impl Stages {
         }
         let mut outs = Vec::new();
         if let Some(m) = self.model.as_mut() {
-            for r in batch.iter() {
-                m.observe(r.page, r.op.is_write(), &mut outs);
-            }
+            self.refs.clear();
+            self.refs.extend(batch.iter().map(|r| StreamRef {
+                page: r.page,
+                write: r.op.is_write(),
+            }));
+            m.observe(&self.refs, &mut outs);
         }
         outs
     }

@@ -10,7 +10,7 @@ mod fd_buffer_support;
 use fd_buffer_support::{golden_configs, small_store};
 use flashbuf_core::PageId;
 use flashbuf_pool::policy::fd_buffer::{FdBuffer, FdBufferOptions};
-use flashbuf_pool::policy::{Policy, StreamOutput};
+use flashbuf_pool::policy::{Policy, StreamOutput, StreamRef};
 use flashbuf_pool::BufferPool;
 
 const FRAMES: usize = 1_024;
@@ -52,9 +52,14 @@ fn run(opts: FdBufferOptions, trace: &[(bool, u64)], detach: bool) -> String {
         // As the replay does: the model runs ahead over the chunk, its outputs are
         // delivered, then the pool sees the chunk.
         if let Some(m) = model.as_mut() {
-            for &(w, pg) in chunk {
-                m.observe(PageId(pg), w, &mut outs);
-            }
+            let refs: Vec<StreamRef> = chunk
+                .iter()
+                .map(|&(write, pg)| StreamRef {
+                    page: PageId(pg),
+                    write,
+                })
+                .collect();
+            m.observe(&refs, &mut outs);
             pool.stream_outputs(&mut outs);
             assert!(outs.is_empty());
         }

@@ -64,7 +64,7 @@ pub use lru::Lru;
 pub use registry::{PolicyContext, PolicyEntry, PolicyFactory, POLICIES};
 pub use report::PolicyReport;
 pub use s3_fifo::{S3Fifo, S3FifoConfig};
-pub use stream::{StreamModel, StreamOutput};
+pub use stream::{StreamModel, StreamOutput, StreamRef};
 pub use two_q::TwoQ;
 
 use flashbuf_core::{DeviceFacts, FrameId, PageId};

@@ -30,10 +30,21 @@ use std::any::Any;
 /// One output of a [`StreamModel`], for the policy that detached it (which knows its type).
 pub type StreamOutput = Box<dyn Any + Send>;
 
+/// A reference as a stream model sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamRef {
+    /// The page referenced.
+    pub page: PageId,
+    /// Whether the reference writes the page.
+    pub write: bool,
+}
+
 /// A policy's model of the reference stream, run wherever the references are known first.
 pub trait StreamModel: Send {
-    /// The next reference: `page`, written or not. Outputs it produces go to `out`.
-    fn observe(&mut self, page: PageId, write: bool, out: &mut Vec<StreamOutput>);
+    /// The next references, in order. Outputs they produce go to `out`, in order. (A
+    /// batch at a time: the model sees references ahead of the one it works on, and may
+    /// start fetching their state.)
+    fn observe(&mut self, refs: &[StreamRef], out: &mut Vec<StreamOutput>);
     /// The stream ended: last outputs to `out`.
     fn finish(&mut self, out: &mut Vec<StreamOutput>);
 }
