@@ -68,6 +68,14 @@ pub const BATCH_REFS: usize = 1 << 15;
 /// Batches in flight between the threads.
 const CHANNEL_BATCHES: usize = 8;
 
+/// References per batch with epochs of `epoch_refs` (whole epochs per batch), or without.
+fn batch_refs(epoch_refs: Option<usize>) -> usize {
+    match epoch_refs {
+        Some(e) => e * (BATCH_REFS / e).max(1),
+        None => BATCH_REFS,
+    }
+}
+
 /// What the reader thread reports at the end.
 #[derive(Debug, Clone)]
 pub struct FeedSummary {
@@ -181,6 +189,14 @@ impl Feed {
             done: false,
             outputs: Vec::new(),
         })
+    }
+
+    /// The most references a feed started with `opts` runs ahead of its consumer (the
+    /// batches in flight, the one the reader fills and the one the consumer works on):
+    /// how far ahead a stream model runs ([`Feed::start_with_model`]).
+    pub fn refs_ahead(opts: &FeedOptions) -> u64 {
+        let epoch = opts.transform.map(|(_, e, _)| e.max(1) as usize);
+        ((CHANNEL_BATCHES + 2) * batch_refs(epoch)) as u64
     }
 
     /// A feed serving `refs` (already mapped and transformed) in batches, ending with
@@ -380,10 +396,7 @@ fn run_reader(
     let mut delivered = 0u64;
     let limit = limit.unwrap_or(u64::MAX);
     // With a transform, batches hold whole epochs.
-    let batch_refs = match &stages.transform {
-        Some(t) => t.epoch_refs() * (BATCH_REFS / t.epoch_refs()).max(1),
-        None => BATCH_REFS,
-    };
+    let batch_refs = batch_refs(stages.transform.as_ref().map(|t| t.epoch_refs()));
     loop {
         let mut batch = back
             .try_recv()

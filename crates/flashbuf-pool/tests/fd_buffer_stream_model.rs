@@ -17,6 +17,8 @@ const FRAMES: usize = 1_024;
 const REFS: usize = 120_000;
 /// References per delivery: not a multiple of the window, so windows end inside chunks.
 const CHUNK: usize = 7_919;
+/// How far ahead the tests run the model (the lab's run-ahead).
+const AHEAD: u64 = 327_680;
 
 /// The golden file's configurations, and two more (other groups, windows).
 fn configs() -> Vec<(&'static str, FdBufferOptions)> {
@@ -40,7 +42,7 @@ fn run(opts: FdBufferOptions, trace: &[(bool, u64)], detach: bool) -> String {
     let mut p: Box<dyn Policy> = Box::new(FdBuffer::from_options(FRAMES, opts).unwrap());
     let mut model = if detach {
         Some(
-            p.detach_stream_model()
+            p.detach_stream_model(AHEAD)
                 .expect("a window of fixed references detaches"),
         )
     } else {
@@ -103,7 +105,7 @@ fn windows_of_the_pools_own_io_keep_the_estimator() {
         .fixed_r(10.0)
         .overhead_bound(0.01, 100, 10_000);
     let mut p = FdBuffer::from_options(64, opts).unwrap();
-    assert!(p.detach_stream_model().is_none());
+    assert!(p.detach_stream_model(AHEAD).is_none());
 }
 
 #[test]
@@ -115,10 +117,10 @@ fn detaching_is_refused_after_the_first_reference_or_twice() {
         PageId(3),
         flashbuf_pool::policy::Access::Read,
     );
-    assert!(p.detach_stream_model().is_none());
+    assert!(p.detach_stream_model(AHEAD).is_none());
     let mut q = FdBuffer::from_options(8, opts).unwrap();
-    assert!(q.detach_stream_model().is_some());
-    assert!(q.detach_stream_model().is_none());
+    assert!(q.detach_stream_model(AHEAD).is_some());
+    assert!(q.detach_stream_model(AHEAD).is_none());
 }
 
 /// Regression guard for the contract: the pool's references arrive before the model's
@@ -128,7 +130,7 @@ fn detaching_is_refused_after_the_first_reference_or_twice() {
 fn windows_without_their_counters_are_reported_and_fail_the_check() {
     let opts = FdBufferOptions::default().fixed_r(10.0).window_refs(50);
     let mut p: Box<dyn Policy> = Box::new(FdBuffer::from_options(16, opts).unwrap());
-    let _model = p.detach_stream_model().unwrap();
+    let _model = p.detach_stream_model(AHEAD).unwrap();
     let pool = BufferPool::new(small_store(), 16, p).unwrap();
     for i in 0..120u64 {
         access(&pool, i % 3 == 0, i % 40);
@@ -138,4 +140,16 @@ fn windows_without_their_counters_are_reported_and_fail_the_check() {
     assert_eq!(report.get("m_c"), Some(8.0), "M_c kept at its start");
     let err = pool.check_invariants().unwrap_err();
     assert!(err.contains("2 windows closed before"), "{err}");
+}
+
+/// The counters of the windows in flight are bounded: a buffer whose counters would
+/// take more than the budget keeps its estimator inline (fewer windows ahead detach).
+#[test]
+fn large_buffers_keep_the_estimator_when_counters_in_flight_would_not_fit() {
+    let opts = FdBufferOptions::default().fixed_r(10.0);
+    let mut big = FdBuffer::from_options(100_000, opts.clone()).unwrap();
+    assert!(big.detach_stream_model(AHEAD).is_none());
+    assert!(big.detach_stream_model(10_000).is_some());
+    let mut small = FdBuffer::from_options(1_241, opts).unwrap();
+    assert!(small.detach_stream_model(AHEAD).is_some());
 }

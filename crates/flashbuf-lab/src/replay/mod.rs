@@ -283,7 +283,9 @@ fn policy_and_feed(
             Some(t) => t.feed(),
             None => {
                 // The reader thread runs the policy's stream model, if it has one.
-                let model = p.as_mut().and_then(|p| p.detach_stream_model());
+                let model = p
+                    .as_mut()
+                    .and_then(|p| p.detach_stream_model(Feed::refs_ahead(&plan.feed)));
                 Feed::start_with_model(
                     &cfg.trace,
                     cfg.format,

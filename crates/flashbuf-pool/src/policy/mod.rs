@@ -169,10 +169,12 @@ pub trait Policy: Send {
     }
     /// Hands out the policy's model of the reference stream, if it has one and can run
     /// it elsewhere from now on (see [`stream`] for the contract the caller takes on);
-    /// the policy then expects its outputs through [`Policy::stream_output`]. Called
-    /// before the first reference; `None` (the default): nothing to detach, the policy
-    /// does all its work itself.
-    fn detach_stream_model(&mut self) -> Option<Box<dyn StreamModel>> {
+    /// the policy then expects its outputs through [`Policy::stream_output`]. The caller
+    /// runs the model at most `refs_ahead` references ahead of the pool: outputs in
+    /// flight cost memory, and a policy whose outputs would cost too much keeps its model.
+    /// Called before the first reference; `None` (the default): nothing to detach, the
+    /// policy does all its work itself.
+    fn detach_stream_model(&mut self, _refs_ahead: u64) -> Option<Box<dyn StreamModel>> {
         None
     }
     /// An output of the model [`Policy::detach_stream_model`] handed out, in order.
@@ -222,8 +224,8 @@ impl<P: Policy + ?Sized> Policy for Box<P> {
     fn report(&self) -> PolicyReport {
         (**self).report()
     }
-    fn detach_stream_model(&mut self) -> Option<Box<dyn StreamModel>> {
-        (**self).detach_stream_model()
+    fn detach_stream_model(&mut self, refs_ahead: u64) -> Option<Box<dyn StreamModel>> {
+        (**self).detach_stream_model(refs_ahead)
     }
     fn stream_output(&mut self, output: StreamOutput) {
         (**self).stream_output(output)

@@ -19,7 +19,9 @@
 //! - hand every output, in the order produced, to the policy's `stream_output` *before*
 //!   the pool is given the reference that follows the one whose observation produced it
 //!   (delivering a batch's outputs before replaying the batch satisfies this);
-//! - after the last reference, call [`StreamModel::finish`] and deliver its outputs too.
+//! - after the last reference, call [`StreamModel::finish`] and deliver its outputs too;
+//! - run the model at most the `refs_ahead` references ahead of the pool it announced
+//!   (what it produced and the pool has not used yet stays in memory meanwhile).
 //!
 //! A policy that receives no output where it needs one counts the shortfall in its report
 //! (a broken contract, never a silent change of algorithm).

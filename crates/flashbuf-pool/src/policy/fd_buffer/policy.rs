@@ -7,7 +7,7 @@ use super::cluster::Clusters;
 use super::clustered_cost::ClusteredCost;
 use super::cost::Curves;
 use super::moves::Savings;
-use super::stream_model::Detached;
+use super::stream_model::{in_flight_bytes, Detached, STREAM_MEMORY_MAX};
 use super::two_stack::{TwoStack, ABSENT};
 use super::window::WindowStats;
 use super::{
@@ -367,14 +367,18 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
         self.check_all()
     }
 
-    /// The Two-Stack estimator, when windows have a fixed number of references (see
+    /// The Two-Stack estimator, when windows have a fixed number of references and the
+    /// counters of the windows in flight fit `STREAM_MEMORY_MAX` (32 MiB; see
     /// `stream_model.rs`); before any reference only.
-    fn detach_stream_model(&mut self) -> Option<Box<dyn StreamModel>> {
+    fn detach_stream_model(&mut self, refs_ahead: u64) -> Option<Box<dyn StreamModel>> {
         let Window::Refs(n) = self.opts.window else {
             return None;
         };
         let untouched = self.stats.windows == 0 && self.win.refs == 0;
         if self.stream.is_some() || !untouched {
+            return None;
+        }
+        if in_flight_bytes(self.m, n, refs_ahead) > STREAM_MEMORY_MAX {
             return None;
         }
         let pr = self.opts.present_conditions;

@@ -48,7 +48,21 @@ pub(super) struct EstimatorOutput {
 
 /// Pages whose slots the detached estimator keeps in its table (8 bytes a page, grown up
 /// to the largest page seen): 128 MiB at most; pages beyond are kept in a map.
-pub const DENSE_PAGES_MAX: u64 = 1 << 24;
+pub(super) const DENSE_PAGES_MAX: u64 = 1 << 24;
+
+/// The most memory the counters of the windows in flight may take for the estimator to
+/// be detached (about 64 bytes per frame a window: with the lab's 327,680 references
+/// ahead and windows of 5,000 references, 67 windows, 5.1 MiB at `M = 1,241` frames; from
+/// about 7,800 frames the estimator stays inline).
+pub const STREAM_MEMORY_MAX: u64 = 32 << 20;
+
+/// Bytes of window counters in flight when a model with windows of `window` references,
+/// for `m` frames, runs `refs_ahead` references ahead of the pool (the windows ahead, the
+/// one filling and the one the advisor holds).
+pub fn in_flight_bytes(m: usize, window: u64, refs_ahead: u64) -> u64 {
+    let windows = refs_ahead / window.max(1) + 2;
+    windows.saturating_mul(HitCounters::bytes_for(m))
+}
 
 /// How many references ahead [`EstimatorModel::observe`] starts fetching a page's slots.
 const PREFETCH_AHEAD: usize = 8;
@@ -89,9 +103,7 @@ impl EstimatorModel {
             _ => self.sparse.update(page, |e| e[which] = ABSENT[which]),
         }
     }
-}
 
-impl EstimatorModel {
     /// One reference: Algorithm 3 or 4 on `page`'s slots, the window's end if it is one.
     #[inline(always)]
     fn one(&mut self, page: PageId, write: bool, out: &mut Vec<StreamOutput>) {

@@ -174,6 +174,12 @@ impl HitCounters {
         }
     }
 
+    /// Bytes of the four counters of a buffer of `m` frames.
+    pub fn bytes_for(m: usize) -> u64 {
+        // Per counter: point masses `0..=M + 1` and densities `0..=M + 2`, `f64` each.
+        4 * (2 * m as u64 + 5) * 8
+    }
+
     /// The buffer size `M`.
     pub fn m(&self) -> usize {
         self.c_read.inf() - 1
