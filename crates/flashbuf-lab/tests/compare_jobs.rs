@@ -79,3 +79,57 @@ fn parallel_and_shared_runs_equal_sequential_private_runs() {
     }
     assert!(alone.iter().all(|r| r.ends_with("verify=0")), "{alone:?}");
 }
+
+/// A run reading the trace itself hands FD-Buffer's Two-Stack estimators to its reader
+/// thread (`Policy::detach_stream_model`); a matrix run from the shared decode keeps them
+/// inline: the same result document, the policy's report figures included, for the
+/// paper's setup, the named variant, short windows and the Table 5 records.
+#[test]
+fn detached_and_inline_estimators_give_the_same_documents() {
+    let doc = |r: &RunResult| {
+        let mut v = serde_json::to_value(r).unwrap();
+        let m = v.as_object_mut().unwrap();
+        for k in [
+            "cpu_time_s",
+            "refs_per_s",
+            "wall_time_s",
+            "scan_time_s",
+            "max_rss_bytes",
+        ] {
+            m.remove(k);
+        }
+        if let Some(serde_json::Value::Object(report)) = m.get_mut("policy_report") {
+            report.retain(|k, _| !k.ends_with("_ns") && !k.ends_with("_share_of_wall"));
+        }
+        v
+    };
+    let policies = [
+        "fd-buffer",
+        "fd-buffer:cost=clustered",
+        "fd-buffer:window=777",
+        "fd-buffer:track=true",
+    ];
+    let m = Matrix {
+        policies: specs(&policies),
+        stores: specs(&["direct"]),
+        devices: specs(&["sim:mtron"]),
+        buffers: vec![BufferSize::Pages(96)],
+        base: RunConfig {
+            limit_refs: Some(40_000),
+            ..matrix().base
+        },
+    };
+    let inline = compare(&m, 1, |_| {}).unwrap();
+    assert_eq!(inline.len(), policies.len());
+    for (c, shared) in m.configs().iter().zip(&inline) {
+        let mut c = c.clone();
+        c.facts = None;
+        let alone = run(&c, None).unwrap();
+        assert!(
+            alone.policy_report.contains_key("stack_work"),
+            "{}",
+            c.policy
+        );
+        assert_eq!(doc(&alone), doc(shared), "{}", c.policy);
+    }
+}
