@@ -378,7 +378,7 @@ impl<C: PoolOrder, D: PoolOrder> Policy for FdBuffer<C, D> {
         if self.stream.is_some() || !untouched {
             return None;
         }
-        if in_flight_bytes(self.m, n, refs_ahead) > STREAM_MEMORY_MAX {
+        if in_flight_bytes(self.est.counters().bytes(), n, refs_ahead) > STREAM_MEMORY_MAX {
             return None;
         }
         let pr = self.opts.present_conditions;

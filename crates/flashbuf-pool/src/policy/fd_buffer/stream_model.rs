@@ -17,9 +17,9 @@
 //!
 //! The frame-driven estimator keeps a resident page's slots beside its frame, a ghost's
 //! in a map; the detached one has no frames: it keeps every page's slots in a table
-//! indexed by page number ([`TwoStack::access_keyed`]), grown as pages come up to
+//! indexed by page number ([`TwoStack::access_tabled`]), grown as pages come up to
 //! [`DENSE_PAGES_MAX`] (a replay's page numbers are dense: `lab::feed` maps them), and in
-//! a map beyond it (the unit test renames pages past the cap: same outputs). The same
+//! the estimator's own map beyond it (the unit test renames pages past the cap: same outputs). The same
 //! stacks and counts as the map for every page ([`TwoStack::access`]), which it replaced:
 //! no hashing on the reader thread, where the estimator is now the larger half of the
 //! work.
@@ -32,7 +32,7 @@
 //! Tried and dropped: also fetching the slot's stack entries half-way (16.0-16.8, the
 //! extra loads cost more than they hid); 16 references ahead instead of 8 (no better).
 
-use super::two_stack::{HitCounters, PageMap, Slots, TwoStack, ABSENT};
+use super::two_stack::{HitCounters, Slots, TwoStack, ABSENT};
 use crate::policy::stream::{StreamModel, StreamOutput, StreamRef};
 use flashbuf_core::prefetch::prefetch_at;
 use flashbuf_core::PageId;
@@ -54,14 +54,14 @@ pub(super) const DENSE_PAGES_MAX: u64 = 1 << 24;
 /// be detached (about 64 bytes per frame a window: with the lab's 327,680 references
 /// ahead and windows of 5,000 references, 67 windows, 5.1 MiB at `M = 1,241` frames; from
 /// about 7,800 frames the estimator stays inline).
-pub const STREAM_MEMORY_MAX: u64 = 32 << 20;
+pub(super) const STREAM_MEMORY_MAX: u64 = 32 << 20;
 
 /// Bytes of window counters in flight when a model with windows of `window` references,
-/// for `m` frames, runs `refs_ahead` references ahead of the pool (the windows ahead, the
+/// each window's counters `counter_bytes`, runs `refs_ahead` references ahead of the pool (the windows ahead, the
 /// one filling and the one the advisor holds).
-pub fn in_flight_bytes(m: usize, window: u64, refs_ahead: u64) -> u64 {
+pub(super) fn in_flight_bytes(counter_bytes: u64, window: u64, refs_ahead: u64) -> u64 {
     let windows = refs_ahead / window.max(1) + 2;
-    windows.saturating_mul(HitCounters::bytes_for(m))
+    windows.saturating_mul(counter_bytes)
 }
 
 /// How many references ahead [`EstimatorModel::observe`] starts fetching a page's slots.
@@ -72,8 +72,6 @@ pub(super) struct EstimatorModel {
     est: TwoStack,
     /// Slots of pages `0..dense.len()`, `ABSENT` where a page has no entry.
     dense: Vec<Slots>,
-    /// Slots of pages from [`DENSE_PAGES_MAX`] on that have an entry.
-    sparse: PageMap<Slots>,
     window: u64,
     refs: u64,
     /// Emptied counters coming back from the policy.
@@ -81,46 +79,23 @@ pub(super) struct EstimatorModel {
 }
 
 impl EstimatorModel {
-    /// `page`'s index in the table, grown to hold it if it is below the cap.
+    /// Grows the table to hold `page` if it is below the cap (a page the table did not
+    /// hold had no entry yet: below the cap, every page is in the table from its first
+    /// reference on).
     #[inline]
-    fn dense_index(&mut self, page: u64) -> Option<usize> {
-        if page < self.dense.len() as u64 {
-            return Some(page as usize);
-        }
-        if page >= DENSE_PAGES_MAX {
-            return None;
-        }
-        let len = (page as usize + 1).next_power_of_two();
-        self.dense.resize(len.min(DENSE_PAGES_MAX as usize), ABSENT);
-        Some(page as usize)
-    }
-
-    /// Clears `page`'s slot in stack `which` (its entry dropped off the bottom).
-    #[inline]
-    fn clear(&mut self, page: u64, which: usize) {
-        match self.dense.get_mut(page as usize) {
-            Some(s) if page < DENSE_PAGES_MAX => s[which] = ABSENT[which],
-            _ => self.sparse.update(page, |e| e[which] = ABSENT[which]),
+    fn dense_index(&mut self, page: u64) {
+        if page >= self.dense.len() as u64 && page < DENSE_PAGES_MAX {
+            let len = (page as usize + 1).next_power_of_two();
+            self.dense.resize(len.min(DENSE_PAGES_MAX as usize), ABSENT);
         }
     }
 
     /// One reference: Algorithm 3 or 4 on `page`'s slots, the window's end if it is one.
     #[inline(always)]
     fn one(&mut self, page: PageId, write: bool, out: &mut Vec<StreamOutput>) {
-        let p = page.0;
-        let dropped = match self.dense_index(p) {
-            Some(i) => self.est.access_keyed(&mut self.dense[i], p, write),
-            None => {
-                let mut s = self.sparse.get(p).unwrap_or(ABSENT);
-                let d = self.est.access_keyed(&mut s, p, write);
-                // An access leaves the page in one stack at least.
-                self.sparse.insert(p, s);
-                d
-            }
-        };
-        if let Some((q, which)) = dropped {
-            self.clear(q, which);
-        }
+        // Pages past the cap keep their slots in the estimator's own map.
+        self.dense_index(page.0);
+        self.est.access_tabled(&mut self.dense, page.0, write);
         self.refs += 1;
         if self.refs == self.window {
             self.end_window(out);
@@ -184,12 +159,9 @@ impl Detached {
     pub(super) fn new(est: TwoStack, window: u64) -> (Self, EstimatorModel) {
         let (recycle, spare) = channel();
         let bytes_per_frame = est.bytes_per_frame();
-        let m = est.counters().m();
         let model = EstimatorModel {
             est,
             dense: Vec::new(),
-            // At most M entries per stack, one more during a push (as the ghosts').
-            sparse: PageMap::new(2 * m + 2, ABSENT),
             window: window.max(1),
             refs: 0,
             spare,

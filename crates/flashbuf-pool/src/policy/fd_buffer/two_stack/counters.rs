@@ -174,10 +174,12 @@ impl HitCounters {
         }
     }
 
-    /// Bytes of the four counters of a buffer of `m` frames.
-    pub fn bytes_for(m: usize) -> u64 {
-        // Per counter: point masses `0..=M + 1` and densities `0..=M + 2`, `f64` each.
-        4 * (2 * m as u64 + 5) * 8
+    /// Bytes of the four counters' arrays.
+    pub fn bytes(&self) -> u64 {
+        [&self.c_read, &self.c_write, &self.d_read, &self.d_write]
+            .iter()
+            .map(|c| std::mem::size_of_val(&c.point[..]) + std::mem::size_of_val(&c.ramp[..]))
+            .sum::<usize>() as u64
     }
 
     /// The buffer size `M`.

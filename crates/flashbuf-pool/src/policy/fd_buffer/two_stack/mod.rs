@@ -185,38 +185,49 @@ impl TwoStack {
     /// driven by pages alone (no frame was ever admitted).
     #[inline]
     pub fn access(&mut self, page: u64, write: bool) {
-        let mut slots = self.ghosts.get(page).unwrap_or(ABSENT);
-        let (dropped, which) = if write {
-            (self.stacks.write(&mut slots, page, NIL), 1)
-        } else {
-            (self.stacks.read(&mut slots, page, NIL), 0)
-        };
-        if let Some(d) = dropped {
-            // No frame was ever admitted: every entry is a ghost's.
-            self.ghosts.update(d.page, |e| e[which] = NIL);
-        }
-        // An access leaves the page in one stack at least.
-        self.ghosts.insert(page, slots);
+        self.access_tabled(&mut [], page, write);
     }
 
-    /// Records one access to `page` for an owner that keeps every page's [`Slots`] by page
-    /// itself (an estimator driven by pages with a slot table of its own, such as
-    /// FD-Buffer's detached one): `slots` are `page`'s. Returns the page whose slot in
-    /// stack `which` (0 = CLRU, 1 = DLRU) the access dropped off the bottom, if any: the
-    /// owner sets it to `NIL`. Never mixed with the other ways of driving one estimator.
+    /// [`TwoStack::access`] for an owner that keeps the slots of pages `0..table.len()`
+    /// itself, in `table` indexed by page (FD-Buffer's detached estimator); the other
+    /// pages' slots stay in the estimator's map. A page must stay on its side: the table
+    /// may grow between calls only over pages that never had an entry.
     #[inline(always)]
-    pub fn access_keyed(
+    pub fn access_tabled(&mut self, table: &mut [Slots], page: u64, write: bool) {
+        let dropped = match table.get_mut(page as usize) {
+            Some(slots) => self.apply(slots, page, NIL, write),
+            None => {
+                let mut slots = self.ghosts.get(page).unwrap_or(ABSENT);
+                let d = self.apply(&mut slots, page, NIL, write);
+                // An access leaves the page in one stack at least.
+                self.ghosts.insert(page, slots);
+                d
+            }
+        };
+        if let Some((d, which)) = dropped {
+            // No frame was ever admitted: the entry is a page's in the table or the map.
+            match table.get_mut(d.page as usize) {
+                Some(e) => e[which] = NIL,
+                None => self.ghosts.update(d.page, |e| e[which] = NIL),
+            }
+        }
+    }
+
+    /// Algorithm 3 (a read) or 4 (a write) on `page`'s `slots`, its new entry owned by
+    /// `frame` (`NIL`: none); the entry dropped off the bottom and its stack, if any.
+    #[inline(always)]
+    fn apply(
         &mut self,
         slots: &mut Slots,
         page: u64,
+        frame: u32,
         write: bool,
-    ) -> Option<(u64, usize)> {
-        let (dropped, which) = if write {
-            (self.stacks.write(slots, page, NIL), 1)
+    ) -> Option<(Dropped, usize)> {
+        if write {
+            self.stacks.write(slots, page, frame).map(|d| (d, 1))
         } else {
-            (self.stacks.read(slots, page, NIL), 0)
-        };
-        dropped.map(|d| (d.page, which))
+            self.stacks.read(slots, page, frame).map(|d| (d, 0))
+        }
     }
 
     /// Records one access to `page`, held by `frame` since [`TwoStack::admit`].
@@ -243,12 +254,7 @@ impl TwoStack {
         page: u64,
         write: bool,
     ) -> Option<(FrameId, usize)> {
-        let (dropped, which) = if write {
-            (self.stacks.write(slots, page, frame.0), 1)
-        } else {
-            (self.stacks.read(slots, page, frame.0), 0)
-        };
-        let d = dropped?;
+        let (d, which) = self.apply(slots, page, frame.0, write)?;
         let owner = self.stacks.owner[which][d.slot as usize];
         if owner != NIL {
             return Some((FrameId(owner), which));
