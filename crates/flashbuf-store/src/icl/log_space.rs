@@ -21,11 +21,11 @@
 //!
 //! The log pages' layout and the records' placement are in `log_page.rs`.
 
-use super::log::{encode_tombstone, Ident, Log, Record, RecordView};
+use super::log::{encode_tombstone, Ident, Log, RecordView};
 pub use super::log_page::{parse_records, view_at, LogPageHeader, LOG_HEADER_BYTES};
 use super::mapping::{self, Entry, LogRef};
 use super::wob::WobEntry;
-use super::{IclStore, State};
+use super::{IclStats, IclStore, State};
 use crate::StoreError;
 use flashbuf_core::{AlignedBuf, DataMode, PageId};
 use flashbuf_device::{Device, HeadWrite, WriteOp};
@@ -90,12 +90,12 @@ impl<D: Device> IclStore<D> {
     /// Reads log page `slot` and checks it is a valid log page of the current generation.
     pub(super) fn read_log_page(
         &self,
-        st: &mut State,
+        stats: &mut IclStats,
         slot: u32,
         kind: LogRead,
     ) -> Result<AlignedBuf, StoreError> {
         let mut buf = AlignedBuf::zeroed(self.cfg.page_size, 4096);
-        self.read_log_page_into(st, slot, kind, &mut buf)?;
+        self.read_log_page_into(stats, slot, kind, &mut buf)?;
         Ok(buf)
     }
 
@@ -104,7 +104,7 @@ impl<D: Device> IclStore<D> {
     /// reused buffer's old contents never show.
     pub(super) fn read_log_page_into(
         &self,
-        st: &mut State,
+        stats: &mut IclStats,
         slot: u32,
         kind: LogRead,
         buf: &mut [u8],
@@ -115,7 +115,7 @@ impl<D: Device> IclStore<D> {
             DataMode::Bytes => self.dev.read_at(off, buf),
             DataMode::Metadata => self.dev.read_head(off, ps, buf),
         })?;
-        let s = &mut st.stats;
+        let s = stats;
         match kind {
             LogRead::Read => s.log_reads += 1,
             LogRead::Copy => s.log_reads_copy += 1,
@@ -139,17 +139,36 @@ impl<D: Device> IclStore<D> {
         kind: LogRead,
         f: impl FnOnce(RecordView<'_>) -> R,
     ) -> Result<R, StoreError> {
+        self.read_record_in(&mut st.stats, st.gen, pid, at, cache, kind, f)
+    }
+
+    /// [`IclStore::read_record`] given the parts of the state it uses (the counters and
+    /// the generation), so that `f` may borrow the rest (the WOB).
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "read_record's, with the state split"
+    )]
+    fn read_record_in<R>(
+        &self,
+        stats: &mut IclStats,
+        gen: u64,
+        pid: PageId,
+        at: &LogRef,
+        cache: Option<&mut LogCache>,
+        kind: LogRead,
+        f: impl FnOnce(RecordView<'_>) -> R,
+    ) -> Result<R, StoreError> {
         let mut fresh;
         let page: &[u8] = match cache {
             Some(c) => match c.pages.entry(at.slot) {
                 std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
                 std::collections::hash_map::Entry::Vacant(e) => {
-                    e.insert(self.read_log_page(st, at.slot, kind)?)
+                    e.insert(self.read_log_page(stats, at.slot, kind)?)
                 }
             },
             None => {
                 fresh = self.scratch.take(self.cfg.page_size);
-                self.read_log_page_into(st, at.slot, kind, &mut fresh)?;
+                self.read_log_page_into(stats, at.slot, kind, &mut fresh)?;
                 &fresh
             }
         };
@@ -160,10 +179,10 @@ impl<D: Device> IclStore<D> {
         };
         let h = LogPageHeader::open_image(page, self.salt, self.cfg.image_bytes())
             .ok_or_else(|| damaged("fails its checksum (or is not a log page)".to_string()))?;
-        if h.gen != st.gen || h.slot != at.slot {
+        if h.gen != gen || h.slot != at.slot {
             return Err(damaged(format!(
                 "holds slot {} of generation {}, expected slot {} of generation {}",
-                h.slot, h.gen, at.slot, st.gen
+                h.slot, h.gen, at.slot, gen
             )));
         }
         let sizes = (self.cfg.page_size, self.cfg.image_bytes());
@@ -204,37 +223,27 @@ impl<D: Device> IclStore<D> {
     }
 
     /// The records of every WOB entry: tombstones, and logs with the page's previous ICL
-    /// log copied forward (reading each previous log page once).
+    /// log copied forward (reading each previous log page once). A WOB entry's log is
+    /// copied only when the page has no previous log (with one, the copy forward makes a
+    /// new log from both: the entry is read in place).
     fn outgoing(&self, st: &mut State) -> Result<Vec<Outgoing>, StoreError> {
         let mut cache = LogCache::default();
         let mut out = Vec::with_capacity(st.wob.len());
         for pid in st.wob.pids() {
-            let Some(entry) = st.wob.get(pid).cloned() else {
-                continue;
-            };
-            match entry {
-                WobEntry::Tombstone { target } => {
-                    if st.mapping.get(pid).is_some() {
-                        out.push(Outgoing {
-                            pid,
-                            target,
-                            log: None,
-                            bytes: super::log::RECORD_HEADER_BYTES,
-                        });
-                    }
+            match st.wob.get(pid) {
+                // A tombstone supersedes records only where the page has some.
+                Some(&WobEntry::Tombstone { target }) if st.mapping.get(pid).is_some() => {
+                    out.push(Outgoing {
+                        pid,
+                        target,
+                        log: None,
+                        bytes: super::log::RECORD_HEADER_BYTES,
+                    });
                 }
-                WobEntry::Log { log, target } => {
-                    let prev = self.current_record(st, pid, &mut cache)?;
-                    let (log, target) = match prev {
-                        Some(p) if log.is_empty() => (p.log, p.target),
-                        Some(p) => {
-                            st.stats.copy_forwards += 1;
-                            (
-                                Log::newer_over(&p.log, &log, self.cfg.image_bytes()),
-                                target,
-                            )
-                        }
-                        None => (log, target),
+                None | Some(WobEntry::Tombstone { .. }) => {}
+                Some(WobEntry::Log { .. }) => {
+                    let Some((log, target)) = self.outgoing_log(st, pid, &mut cache)? else {
+                        continue;
                     };
                     if !log.is_empty() {
                         let bytes = log.record_bytes();
@@ -251,24 +260,74 @@ impl<D: Device> IclStore<D> {
         Ok(out)
     }
 
-    /// `pid`'s ICL log in the log space that applies to its home page, if any (resolving
-    /// a recovered page first).
-    fn current_record(
+    /// The log `pid`'s WOB entry (a log) makes at a flush, and its target: the entry's
+    /// log over the page's previous ICL log in the log space (copied forward), the
+    /// previous log alone if the entry's is empty, else the entry's. A previous log in a
+    /// log page is merged as it lies there (decoded in place, not copied out first); a
+    /// recovered page is resolved first.
+    fn outgoing_log(
         &self,
         st: &mut State,
         pid: PageId,
         cache: &mut LogCache,
-    ) -> Result<Option<Record>, StoreError> {
-        let state = st.mapping.get(pid).map(|e| e.state.clone());
-        match state {
-            Some(Entry::Log { at, .. }) => self
-                .read_record(st, pid, &at, Some(cache), LogRead::Copy, |v| {
-                    v.into_record()
-                })
-                .map(Some),
-            Some(Entry::Unresolved(_)) => self.resolve_reading_home(st, pid, cache),
-            Some(Entry::Home) | None => Ok(None),
+    ) -> Result<Option<(Log, Ident)>, StoreError> {
+        let kept = self.cfg.image_bytes();
+        // What the mapping says, without a copy of the entry's spans.
+        enum Previous {
+            At(LogRef),
+            Unresolved,
+            None,
         }
+        let previous = match st.mapping.get(pid).map(|e| &e.state) {
+            Some(Entry::Log { at, .. }) => Previous::At(*at),
+            Some(Entry::Unresolved(_)) => Previous::Unresolved,
+            Some(Entry::Home) | None => Previous::None,
+        };
+        // (log, target, whether it is a copy forward)
+        let made = match previous {
+            Previous::At(at) => {
+                let wob = &st.wob;
+                let kind = LogRead::Copy;
+                let (stats, gen) = (&mut st.stats, st.gen);
+                self.read_record_in(stats, gen, pid, &at, Some(cache), kind, |v| {
+                    match wob.get(pid) {
+                        Some(WobEntry::Log { log, .. }) if log.is_empty() => {
+                            let r = v.into_record();
+                            Some((r.log, r.target, false))
+                        }
+                        Some(WobEntry::Log { log, target }) => {
+                            Some((v.under(log, kept), *target, true))
+                        }
+                        _ => None,
+                    }
+                })?
+            }
+            Previous::Unresolved => {
+                let prev = self.resolve_reading_home(st, pid, cache)?;
+                match (prev, st.wob.get(pid)) {
+                    (Some(p), Some(WobEntry::Log { log, .. })) if log.is_empty() => {
+                        Some((p.log, p.target, false))
+                    }
+                    (Some(p), Some(WobEntry::Log { log, target })) => {
+                        Some((Log::newer_over(&p.log, log, kept), *target, true))
+                    }
+                    (None, Some(WobEntry::Log { log, target })) => {
+                        Some((log.clone(), *target, false))
+                    }
+                    _ => None,
+                }
+            }
+            Previous::None => match st.wob.get(pid) {
+                Some(WobEntry::Log { log, target }) => Some((log.clone(), *target, false)),
+                _ => None,
+            },
+        };
+        Ok(made.map(|(log, target, forward)| {
+            if forward {
+                st.stats.copy_forwards += 1;
+            }
+            (log, target)
+        }))
     }
 
     /// Writes `bins` of `out` as log pages at the head, one sequential batch, and points
