@@ -125,6 +125,8 @@ struct State {
     /// Log pages the last generation record says were durable.
     recorded: u32,
     stats: IclStats,
+    /// A WOB flush's log pages, kept between flushes ([`log_space::LogCache::clear`]).
+    log_cache: log_space::LogCache,
 }
 
 /// The ICL store (see the [module docs](self)).
@@ -206,7 +208,7 @@ impl<D: Device> IclStore<D> {
         s.wob_memory_bytes = st.wob.memory_bytes() as u64;
         s.mapping_entries = st.mapping.len() as u64;
         s.mapping_memory_bytes = st.mapping.memory_bytes() as u64;
-        s.io_buffer_memory_bytes = self.scratch.held_bytes() as u64;
+        s.io_buffer_memory_bytes = (self.scratch.held_bytes() + st.log_cache.held_bytes()) as u64;
         s.generation = st.gen;
         s.log_pages_used = u64::from(st.head);
         s

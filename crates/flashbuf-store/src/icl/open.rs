@@ -36,6 +36,7 @@ impl<D: Device> IclStore<D> {
             rseq: 1,
             recorded: 0,
             stats: IclStats::default(),
+            log_cache: Default::default(),
         };
         Self {
             grow: Growth::new(cfg.page_size, cfg.grow_bytes),
