@@ -55,7 +55,7 @@ pub enum LogRead {
 }
 
 /// Log pages read during one flush or merge, each read once. A WOB flush's cache is kept
-/// in the store between flushes ([`LogCache::clear`]): its page buffers (and its table)
+/// in the store between flushes (`LogCache::clear`): its page buffers (and its table)
 /// are reused, not allocated and zeroed anew for every log page a flush reads (they were
 /// 1 KB of the 1.8 KB a write-and-read step allocated in
 /// `tests/regression_icl_log_store_buffers.rs`).
