@@ -156,7 +156,14 @@ impl Log {
     /// The log of `spans` holding `page`'s bytes there — those below `page.len()`: a
     /// metadata-only page is its head, and the spans are the logical page's (module docs).
     pub fn from_page(page: &[u8], spans: Spans) -> Self {
-        let mut bytes = LogBytes::with_capacity(kept_bytes(&spans, page.len()));
+        Self::from_page_in(page, spans, LogBytes::new())
+    }
+
+    /// [`Log::from_page`] with its content in `bytes` (emptied first; its heap room, if
+    /// any, is reused: the WOB hands back the content buffers of the logs it flushed).
+    pub fn from_page_in(page: &[u8], spans: Spans, mut bytes: LogBytes) -> Self {
+        bytes.clear();
+        bytes.reserve(kept_bytes(&spans, page.len()));
         for &(s, e) in &spans {
             let e = (e as usize).min(page.len());
             if (s as usize) < e {
@@ -164,6 +171,11 @@ impl Log {
             }
         }
         Self { spans, bytes }
+    }
+
+    /// Its content buffer, for reuse ([`Log::from_page_in`]).
+    pub fn into_bytes(self) -> LogBytes {
+        self.bytes
     }
 
     /// The empty log.

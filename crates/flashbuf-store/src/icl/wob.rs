@@ -18,7 +18,7 @@
 //!   copy the page's current record forward unchanged (after recovery picked a record
 //!   that is not the page's newest).
 
-use super::log::{Ident, Log, RECORD_HEADER_BYTES};
+use super::log::{Ident, Log, LogBytes, RECORD_HEADER_BYTES};
 use flashbuf_core::PageId;
 use std::collections::BTreeMap;
 
@@ -58,6 +58,11 @@ pub struct Wob {
     bytes: usize,
     capacity: usize,
     peak: usize,
+    /// Heap content buffers of the logs it let go of (replaced or flushed), for the next
+    /// logs ([`Wob::content_buffer`]): a write then allocates nothing once the WOB has
+    /// cycled. At most `capacity` bytes of them.
+    spare: Vec<LogBytes>,
+    spare_bytes: usize,
 }
 
 impl Wob {
@@ -68,6 +73,8 @@ impl Wob {
             bytes: 0,
             capacity,
             peak: 0,
+            spare: Vec::new(),
+            spare_bytes: 0,
         }
     }
 
@@ -112,15 +119,40 @@ impl Wob {
         self.bytes += e.record_bytes();
         if let Some(old) = self.entries.insert(pid, e) {
             self.bytes -= old.record_bytes();
+            self.recycle(old);
         }
         self.peak = self.peak.max(self.bytes);
     }
 
-    /// Removes `pid`'s entry.
-    pub fn remove(&mut self, pid: PageId) -> Option<WobEntry> {
-        let e = self.entries.remove(&pid)?;
-        self.bytes -= e.record_bytes();
-        Some(e)
+    /// Removes `pid`'s entry (its content buffer kept for the next logs).
+    pub fn remove(&mut self, pid: PageId) {
+        if let Some(e) = self.entries.remove(&pid) {
+            self.bytes -= e.record_bytes();
+            self.recycle(e);
+        }
+    }
+
+    /// A content buffer for a new log: one the WOB let go of, or a new (inline) one.
+    pub fn content_buffer(&mut self) -> LogBytes {
+        match self.spare.pop() {
+            Some(b) => {
+                self.spare_bytes -= b.capacity();
+                b
+            }
+            None => LogBytes::new(),
+        }
+    }
+
+    /// Keeps `e`'s content buffer if it is on the heap and the spare ones stay within
+    /// the capacity.
+    fn recycle(&mut self, e: WobEntry) {
+        if let WobEntry::Log { log, .. } = e {
+            let b = log.into_bytes();
+            if b.spilled() && self.spare_bytes + b.capacity() <= self.capacity {
+                self.spare_bytes += b.capacity();
+                self.spare.push(b);
+            }
+        }
     }
 
     /// The pages with entries, in page order.
@@ -129,7 +161,7 @@ impl Wob {
     }
 
     /// Approximate bytes of memory: the entries (key, value, B-tree overhead of about a
-    /// third) and their logs' heap.
+    /// third), their logs' heap and the spare content buffers.
     pub fn memory_bytes(&self) -> usize {
         let per = std::mem::size_of::<PageId>() + std::mem::size_of::<WobEntry>();
         let heap: usize = self
@@ -140,7 +172,7 @@ impl Wob {
                 WobEntry::Tombstone { .. } => 0,
             })
             .sum();
-        self.entries.len() * per * 4 / 3 + heap
+        self.entries.len() * per * 4 / 3 + heap + self.spare_bytes
     }
 
     /// Checks the byte count, the capacity and each log's shape (logs of `kept`-byte page
@@ -172,6 +204,45 @@ impl Wob {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A replaced or removed entry's heap content goes to the next log (no allocation),
+    /// up to the capacity, and is counted in the memory figure.
+    #[test]
+    fn let_go_content_buffers_are_reused_within_the_capacity() {
+        let page = vec![7u8; 1024];
+        let spans = || -> super::super::log::Spans { [(0, 32), (100, 400)].into_iter().collect() };
+        let entry = |bytes: LogBytes| WobEntry::Log {
+            log: Log::from_page_in(&page, spans(), bytes),
+            target: Ident::default(),
+        };
+        let mut w = Wob::new(700);
+        let first = entry(w.content_buffer());
+        w.insert(PageId(1), first);
+        let before = w.memory_bytes();
+        // Replaced: the old content is kept, and the next log takes it.
+        let second = entry(w.content_buffer());
+        w.insert(PageId(1), second);
+        assert_eq!(w.spare.len(), 1);
+        assert!(w.memory_bytes() > before, "the spare buffer is counted");
+        let reused = w.content_buffer();
+        assert!(reused.spilled() && reused.capacity() >= 332);
+        assert_eq!((w.spare.len(), w.spare_bytes), (0, 0));
+        let ptr = reused.as_ptr();
+        let log = Log::from_page_in(&page, spans(), reused);
+        assert_eq!(log, Log::from_page(&page, spans()));
+        assert_eq!(log.into_bytes().as_ptr(), ptr, "same heap buffer");
+        // Removed: kept too, but never more than the capacity in all.
+        w.remove(PageId(1));
+        assert_eq!(w.spare.len(), 1);
+        for p in 2..10 {
+            w.insert(PageId(p), entry(LogBytes::new()));
+            w.remove(PageId(p));
+        }
+        // Buffers of one size: as many as fit in the capacity.
+        let each = w.spare[0].capacity();
+        assert_eq!(w.spare.len(), w.capacity() / each);
+        assert_eq!(w.spare_bytes, w.spare.len() * each);
+    }
 
     #[test]
     fn counts_bytes_and_respects_capacity() {

@@ -90,11 +90,7 @@ impl<D: Device> IclStore<D> {
             if together >= threshold {
                 return self.go_home(st, w, off, Home::Merge, homes);
             }
-            let e = WobEntry::Log {
-                log: Log::from_page(w.page, wob_spans),
-                target: Ident::of(w.page),
-            };
-            let bytes = e.record_bytes();
+            let bytes = record_bytes_of(&wob_spans);
             if !st.wob.fits(w.pid, bytes) {
                 // The WOB is full: flush it (home pages first: a flush may read them),
                 // then place this write again.
@@ -102,6 +98,11 @@ impl<D: Device> IclStore<D> {
                 self.flush_wob(st)?;
                 continue;
             }
+            let e = WobEntry::Log {
+                log: Log::from_page_in(w.page, wob_spans, st.wob.content_buffer()),
+                target: Ident::of(w.page),
+            };
+            debug_assert_eq!(e.record_bytes(), bytes);
             let old = st.wob.get(w.pid).map_or(0, WobEntry::record_bytes);
             st.stats.wob_logged_bytes += bytes.saturating_sub(old) as u64;
             st.wob.insert(w.pid, e);
