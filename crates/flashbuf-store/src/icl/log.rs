@@ -237,7 +237,7 @@ impl Log {
     /// # Panics
     /// If a log's bytes do not match its spans (as [`Log::apply`]).
     pub fn newer_over(older: &Log, newer: &Log, kept: usize) -> Log {
-        newer_over_parts(&older.spans, &older.bytes, newer, kept)
+        newer_over_parts(&older.spans, &older.bytes, newer, kept, LogBytes::new())
     }
 
     /// Appends its record (`pid`, `target`) to `out`.
@@ -266,10 +266,18 @@ fn spilled_bytes<A: smallvec::Array>(v: &SmallVec<A>) -> usize {
     }
 }
 
-/// [`Log::newer_over`] of an older log given as its spans and their bytes.
-fn newer_over_parts(spans: &[Span], bytes: &[u8], newer: &Log, kept: usize) -> Log {
+/// [`Log::newer_over`] of an older log given as its spans and their bytes, the content
+/// in `content` (emptied first; its heap room, if any, reused).
+fn newer_over_parts(
+    spans: &[Span],
+    bytes: &[u8],
+    newer: &Log,
+    kept: usize,
+    mut content: LogBytes,
+) -> Log {
     let union = union_spans(spans, &newer.spans);
-    let mut content = LogBytes::from_elem(0, kept_bytes(&union, kept));
+    content.clear();
+    content.resize(kept_bytes(&union, kept), 0);
     place(&union, spans, bytes, kept, &mut content);
     place(&union, &newer.spans, &newer.bytes, kept, &mut content);
     Log {
@@ -394,9 +402,10 @@ impl RecordView<'_> {
     }
 
     /// [`Log::newer_over`] with this record's log as the older one, read in place (no
-    /// copy of its content first).
-    pub fn under(&self, newer: &Log, kept: usize) -> Log {
-        newer_over_parts(&self.spans, self.bytes, newer, kept)
+    /// copy of its content first), the content in `content` (emptied first; its heap
+    /// room reused: the WOB's spare buffers).
+    pub fn under(&self, newer: &Log, kept: usize, content: LogBytes) -> Log {
+        newer_over_parts(&self.spans, self.bytes, newer, kept, content)
     }
 
     /// The record, owning its content.

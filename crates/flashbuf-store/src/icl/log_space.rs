@@ -254,6 +254,12 @@ impl<D: Device> IclStore<D> {
                     st.wob.remove(pid);
                 }
             }
+            // The logs written (copies forward among them) leave their content buffers.
+            for o in out {
+                if let Some(log) = o.log {
+                    st.wob.give_back(log.into_bytes());
+                }
+            }
         }
         Ok(())
     }
@@ -325,6 +331,14 @@ impl<D: Device> IclStore<D> {
         // (log, target, whether it is a copy forward)
         let made = match previous {
             Previous::At(at) => {
+                // A copy forward's content goes into a buffer the WOB let go of.
+                let merging =
+                    matches!(st.wob.get(pid), Some(WobEntry::Log { log, .. }) if !log.is_empty());
+                let content = if merging {
+                    st.wob.content_buffer()
+                } else {
+                    Default::default()
+                };
                 let wob = &st.wob;
                 let kind = LogRead::Copy;
                 let (stats, gen) = (&mut st.stats, st.gen);
@@ -335,7 +349,7 @@ impl<D: Device> IclStore<D> {
                             Some((r.log, r.target, false))
                         }
                         Some(WobEntry::Log { log, target }) => {
-                            Some((v.under(log, kept), *target, true))
+                            Some((v.under(log, kept, content), *target, true))
                         }
                         _ => None,
                     }

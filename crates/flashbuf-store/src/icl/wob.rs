@@ -143,15 +143,19 @@ impl Wob {
         }
     }
 
-    /// Keeps `e`'s content buffer if it is on the heap and the spare ones stay within
-    /// the capacity.
+    /// Keeps `e`'s content buffer ([`Wob::give_back`]).
     fn recycle(&mut self, e: WobEntry) {
         if let WobEntry::Log { log, .. } = e {
-            let b = log.into_bytes();
-            if b.spilled() && self.spare_bytes + b.capacity() <= self.capacity {
-                self.spare_bytes += b.capacity();
-                self.spare.push(b);
-            }
+            self.give_back(log.into_bytes());
+        }
+    }
+
+    /// Keeps a content buffer for the next logs if it is on the heap and the spare ones
+    /// stay within the capacity (a flush gives back those of the logs it wrote).
+    pub fn give_back(&mut self, b: LogBytes) {
+        if b.spilled() && self.spare_bytes + b.capacity() <= self.capacity {
+            self.spare_bytes += b.capacity();
+            self.spare.push(b);
         }
     }
 
