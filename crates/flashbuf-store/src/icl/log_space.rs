@@ -21,9 +21,9 @@
 //!
 //! The log pages' layout and the records' placement are in `log_page.rs`.
 
-use super::log::{encode_tombstone, Ident, Log, RecordView};
+use super::log::{encode_tombstone, Ident, Log, RecordView, Span};
 pub use super::log_page::{parse_records, view_at, LogPageHeader, LOG_HEADER_BYTES};
-use super::mapping::{self, Entry, LogRef};
+use super::mapping::{Entry, LogRef};
 use super::wob::WobEntry;
 use super::{IclStats, IclStore, State};
 use crate::StoreError;
@@ -40,6 +40,9 @@ struct Outgoing {
     log: Option<Log>,
     bytes: usize,
 }
+
+/// A record a flush placed: its page, and its location and ranges (`None`: a tombstone).
+type Placed<'a> = (PageId, Option<(LogRef, &'a [Span])>);
 
 /// Which counter a log-page read goes to.
 #[derive(Debug, Clone, Copy)]
@@ -394,7 +397,7 @@ impl<D: Device> IclStore<D> {
         let ps = self.cfg.page_size;
         let mut bufs = self.scratch.take(ps * bins.len());
         let mut used = Vec::with_capacity(bins.len());
-        let mut placed: Vec<(PageId, Entry)> = Vec::new();
+        let mut placed: Vec<Placed<'_>> = Vec::new();
         let mut body: Vec<u8> = Vec::with_capacity(ps);
         for (b, items) in bins.iter().enumerate() {
             let slot = st.head + b as u32;
@@ -412,13 +415,12 @@ impl<D: Device> IclStore<D> {
                 match &o.log {
                     Some(log) => {
                         log.encode_record(o.pid, o.target, &mut body);
-                        let spans = mapping::pack(log.spans());
-                        placed.push((o.pid, Entry::Log { at, spans }));
+                        placed.push((o.pid, Some((at, log.spans()))));
                     }
                     None => {
                         encode_tombstone(o.pid, o.target, &mut body);
                         st.stats.tombstones_written += 1;
-                        placed.push((o.pid, Entry::Home));
+                        placed.push((o.pid, None));
                     }
                 }
             }
@@ -468,8 +470,11 @@ impl<D: Device> IclStore<D> {
         st.next_seq += bins.len() as u64;
         st.stats.log_writes += bins.len() as u64;
         st.stats.records_written += placed.len() as u64;
-        for (pid, e) in placed {
-            st.mapping.set(pid, e, st.epoch);
+        for (pid, record) in placed {
+            match record {
+                Some((at, spans)) => st.mapping.set_log(pid, at, spans, st.epoch),
+                None => st.mapping.set(pid, Entry::Home, st.epoch),
+            }
         }
         Ok(())
     }

@@ -115,6 +115,37 @@ impl Mapping {
         self.map.insert(pid, MapEntry { state, epoch });
     }
 
+    /// [`Mapping::set`] of [`Entry::Log`]: `pid`'s log is record `at`, over `spans`. An
+    /// entry that already holds as many packed spans (a copy forward usually keeps the
+    /// page's ranges) is rewritten in place, without allocating new ones.
+    pub fn set_log(&mut self, pid: PageId, at: LogRef, spans: &[Span], epoch: u64) {
+        if let Some(MapEntry {
+            state:
+                Entry::Log {
+                    at: old_at,
+                    spans: old,
+                },
+            epoch: old_epoch,
+        }) = self.map.get_mut(&pid)
+        {
+            if old.len() == spans.len() {
+                for (o, &(s, e)) in old.iter_mut().zip(spans) {
+                    *o = (s as u16, (e - s) as u16);
+                }
+                (*old_at, *old_epoch) = (at, epoch);
+                return;
+            }
+        }
+        self.set(
+            pid,
+            Entry::Log {
+                at,
+                spans: pack(spans),
+            },
+            epoch,
+        );
+    }
+
     /// Marks `pid` written in `epoch` (if it has an entry).
     pub fn touch(&mut self, pid: PageId, epoch: u64) {
         if let Some(e) = self.map.get_mut(&pid) {
@@ -183,6 +214,36 @@ impl Mapping {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A new record of a page with as many ranges rewrites its packed spans in place;
+    /// another count packs anew; either way the entry is the one `set` would make.
+    #[test]
+    fn set_log_rewrites_spans_of_the_same_count_in_place() {
+        let mut m = Mapping::new();
+        let at = |slot| LogRef {
+            slot,
+            offset: 48,
+            len: 80,
+        };
+        m.set_log(PageId(1), at(0), &[(0, 32), (40, 84)], 1);
+        let ptr = |m: &Mapping| match &m.get(PageId(1)).unwrap().state {
+            Entry::Log { spans, .. } => spans.as_ptr(),
+            _ => unreachable!(),
+        };
+        let first = ptr(&m);
+        m.set_log(PageId(1), at(3), &[(0, 32), (100, 200)], 2);
+        assert_eq!(ptr(&m), first, "rewritten in place");
+        let want = |slot, spans: &[Span], epoch| MapEntry {
+            state: Entry::Log {
+                at: at(slot),
+                spans: pack(spans),
+            },
+            epoch,
+        };
+        assert_eq!(m.get(PageId(1)), Some(&want(3, &[(0, 32), (100, 200)], 2)));
+        m.set_log(PageId(1), at(4), &[(0, 300)], 5);
+        assert_eq!(m.get(PageId(1)), Some(&want(4, &[(0, 300)], 5)));
+    }
 
     #[test]
     fn entries_bound_their_log_and_count() {
