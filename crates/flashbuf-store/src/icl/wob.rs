@@ -195,6 +195,13 @@ impl Wob {
                 self.bytes, self.capacity
             ));
         }
+        let spare: usize = self.spare.iter().map(|b| b.capacity()).sum();
+        if spare != self.spare_bytes || spare > self.capacity {
+            return Err(format!(
+                "WOB counts {} bytes of spare content buffers, holds {spare} (capacity {})",
+                self.spare_bytes, self.capacity
+            ));
+        }
         for (pid, e) in &self.entries {
             if let WobEntry::Log { log, .. } = e {
                 log.check(page_size, kept)
