@@ -160,7 +160,7 @@ impl Log {
     }
 
     /// [`Log::from_page`] with its content in `bytes` (emptied first; its heap room, if
-    /// any, is reused: the WOB hands back the content buffers of the logs it flushed).
+    /// any, is reused: the WOB hands out the content buffers of the logs it let go of).
     pub fn from_page_in(page: &[u8], spans: Spans, mut bytes: LogBytes) -> Self {
         bytes.clear();
         bytes.reserve(kept_bytes(&spans, page.len()));
@@ -603,6 +603,10 @@ mod tests {
             newer.apply(&mut image);
             let want = Log::from_page(&image, spans);
             assert_eq!(Log::newer_over(&older, &newer, kept), want, "case {case}");
+            // Into a reused buffer holding other bytes (the WOB's spare ones).
+            let used = LogBytes::from_elem(0xAB, 700);
+            let reused = newer_over_parts(&older.spans, &older.bytes, &newer, kept, used);
+            assert_eq!(reused, want, "case {case}, reused buffer");
         }
     }
 
