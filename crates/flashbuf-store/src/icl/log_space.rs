@@ -118,22 +118,11 @@ fn pack(sizes: &[usize], capacity: usize) -> Vec<Vec<usize>> {
 }
 
 impl<D: Device> IclStore<D> {
-    /// Reads log page `slot` and checks it is a valid log page of the current generation.
+    /// Reads log page `slot` into `buf`, a page's length, and counts the read as `kind`:
+    /// every byte of `buf` is filled (a whole-page read; in metadata mode a head read of
+    /// the whole buffer), so a reused buffer's old contents never show. The page's checks
+    /// are [`IclStore::read_record`]'s.
     pub(super) fn read_log_page(
-        &self,
-        stats: &mut IclStats,
-        slot: u32,
-        kind: LogRead,
-    ) -> Result<AlignedBuf, StoreError> {
-        let mut buf = AlignedBuf::zeroed(self.cfg.page_size, 4096);
-        self.read_log_page_into(stats, slot, kind, &mut buf)?;
-        Ok(buf)
-    }
-
-    /// [`IclStore::read_log_page`] into `buf`, a page's length: every byte of it is
-    /// filled (a whole-page read; in metadata mode a head read of the whole buffer), so a
-    /// reused buffer's old contents never show.
-    pub(super) fn read_log_page_into(
         &self,
         stats: &mut IclStats,
         slot: u32,
@@ -194,20 +183,19 @@ impl<D: Device> IclStore<D> {
             Some(c) => match c.pages.entry(at.slot) {
                 std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
                 std::collections::hash_map::Entry::Vacant(e) => {
+                    // Every buffer the cache holds is a page long.
                     let ps = self.cfg.page_size;
-                    let buf = match c.spare.pop() {
-                        Some(mut b) if b.len() == ps => {
-                            self.read_log_page_into(stats, at.slot, kind, &mut b)?;
-                            b
-                        }
-                        _ => self.read_log_page(stats, at.slot, kind)?,
-                    };
+                    let mut buf = c
+                        .spare
+                        .pop()
+                        .unwrap_or_else(|| AlignedBuf::zeroed(ps, 4096));
+                    self.read_log_page(stats, at.slot, kind, &mut buf)?;
                     e.insert(buf)
                 }
             },
             None => {
                 fresh = self.scratch.take(self.cfg.page_size);
-                self.read_log_page_into(stats, at.slot, kind, &mut fresh)?;
+                self.read_log_page(stats, at.slot, kind, &mut fresh)?;
                 &fresh
             }
         };
