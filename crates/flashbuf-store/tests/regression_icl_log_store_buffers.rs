@@ -6,7 +6,7 @@
 //! a warm-up of as many): ICL 10,319 bytes allocated per step before, 2,217 after, 2,137
 //! with its span lists merged in one pass; then its span lists inline (`icl::log::Spans`,
 //! a small vector) took it from 15.04 allocations per step to 6.16 (2,116 bytes), and a
-//! read that decodes its record in place (`icl::log::RecordView`) to 5.19 (2,023 bytes);
+//! read that decodes its record in place (`icl::record::RecordView`) to 5.19 (2,023 bytes);
 //! then a flush that reads the WOB entries and the mapping in place instead of copying
 //! them, lays a copy forward's content out directly (no scratch image of the page) and
 //! merges the previous log as it lies in its log page (`RecordView::under`): 2.64 (1,771

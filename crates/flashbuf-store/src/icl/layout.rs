@@ -23,7 +23,7 @@
 //! | 12..20 | the store's salt (chosen at format time) |
 //! | 20.. | generation record: generation `u64`, next log-page sequence `u64`, record sequence `u64`, synced log pages `u32`; directory: generation `u64`, count `u32`, then per slot page id `u64` and page checksum `u32` |
 
-use super::log::{u16_at, u32_at, u64_at};
+use super::record::{u16_at, u32_at, u64_at};
 use crate::StoreError;
 use flashbuf_core::page::crc32c;
 use flashbuf_core::PageId;

@@ -13,7 +13,7 @@
 //! | 32..40 | the store's salt |
 //! | 40..44 | `durable_upto`: slots below it were made durable by a sync before this page was written |
 //! | 44..48 | bytes used (header and records); the rest is zero |
-//! | 48.. | records (`log.rs`) |
+//! | 48.. | records (`record.rs`) |
 //!
 //! Metadata only (`--data none`): a log page is written as a metadata-only request of the
 //! whole page that keeps its first `used` bytes — the header and the records as stored,
@@ -24,8 +24,8 @@
 //! the stored ones and adding up those lengths.
 
 use super::layout::ICL_FORMAT;
-use super::log::{decode_view, u16_at, u32_at, u64_at, Record, RecordView};
 use super::mapping::LogRef;
+use super::record::{decode_view, u16_at, u32_at, u64_at, Record, RecordView};
 use flashbuf_core::page::crc32c;
 use flashbuf_core::PageId;
 

@@ -21,9 +21,10 @@
 //!
 //! The log pages' layout and the records' placement are in `log_page.rs`.
 
-use super::log::{encode_tombstone, Ident, Log, RecordView, Span};
+use super::log::{Ident, Log, Span};
 pub use super::log_page::{parse_records, view_at, LogPageHeader, LOG_HEADER_BYTES};
 use super::mapping::{Entry, LogRef};
+use super::record::{encode_tombstone, RecordView};
 use super::wob::WobEntry;
 use super::{IclStats, IclStore, State};
 use crate::StoreError;
@@ -270,7 +271,7 @@ impl<D: Device> IclStore<D> {
                         pid,
                         target,
                         log: None,
-                        bytes: super::log::RECORD_HEADER_BYTES,
+                        bytes: super::record::RECORD_HEADER_BYTES,
                     });
                 }
                 None | Some(WobEntry::Tombstone { .. }) => {}

@@ -74,6 +74,7 @@ mod merge;
 mod open;
 pub mod options;
 mod read;
+pub mod record;
 mod recovery;
 pub mod stats;
 pub mod wob;

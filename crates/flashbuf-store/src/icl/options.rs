@@ -10,8 +10,8 @@
 //! options. Sizes in pages scale with the page size (the crash variants use them).
 
 use super::layout::Layout;
-use super::log::{RANGE_BYTES, RECORD_HEADER_BYTES};
 use super::log_space::LOG_HEADER_BYTES;
+use super::record::{RANGE_BYTES, RECORD_HEADER_BYTES};
 use super::{IclStore, KIND};
 use crate::registry::{self, GrowStep, StoreContext, StoreFactory, GROW, GROW_PAGES};
 use crate::{PageStore, StoreError};

@@ -29,9 +29,10 @@
 //! Outside recovery the mapping table is exact: a reconstruction that fails its check is
 //! corruption, reported, never replaced by an older version.
 
-use super::log::{Ident, Log, Record};
+use super::log::{Ident, Log};
 use super::log_space::{LogCache, LogRead};
 use super::mapping::{pack, Entry, LogRef};
+use super::record::Record;
 use super::wob::WobEntry;
 use super::{IclStore, State};
 use crate::page_requests;

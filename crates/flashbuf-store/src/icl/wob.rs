@@ -18,7 +18,8 @@
 //!   copy the page's current record forward unchanged (after recovery picked a record
 //!   that is not the page's newest).
 
-use super::log::{Ident, Log, LogBytes, RECORD_HEADER_BYTES};
+use super::log::{Ident, Log, LogBytes};
+use super::record::RECORD_HEADER_BYTES;
 use flashbuf_core::PageId;
 use std::collections::BTreeMap;
 
