@@ -23,7 +23,7 @@
 
 use super::log::{Ident, Log, Span};
 pub use super::log_page::{parse_records, view_at, LogPageHeader, LOG_HEADER_BYTES};
-use super::mapping::{Entry, LogRef};
+use super::mapping::{Entry, LogRef, Mapping};
 use super::record::{encode_tombstone, RecordView};
 use super::wob::WobEntry;
 use super::{IclStats, IclStore, State};
@@ -299,8 +299,8 @@ impl<D: Device> IclStore<D> {
 
     /// The log `pid`'s WOB entry (a log) makes at a flush, and its target: the entry's
     /// log over the page's previous ICL log in the log space (copied forward), the
-    /// previous log alone if the entry's is empty, else the entry's. A previous log in a
-    /// log page is merged as it lies there (decoded in place, not copied out first); a
+    /// previous log alone if the entry's is empty, else the entry's. The previous log is
+    /// merged as it lies in its log page (decoded in place, not copied out first); a
     /// recovered page is resolved first.
     fn outgoing_log(
         &self,
@@ -308,21 +308,29 @@ impl<D: Device> IclStore<D> {
         pid: PageId,
         cache: &mut LogCache,
     ) -> Result<Option<(Log, Ident)>, StoreError> {
-        let kept = self.cfg.image_bytes();
-        // What the mapping says, without a copy of the entry's spans.
+        /// What the mapping says of the page's previous record (without a copy of its
+        /// spans).
         enum Previous {
             At(LogRef),
             Unresolved,
             None,
         }
-        let previous = match st.mapping.get(pid).map(|e| &e.state) {
-            Some(Entry::Log { at, .. }) => Previous::At(*at),
-            Some(Entry::Unresolved(_)) => Previous::Unresolved,
-            Some(Entry::Home) | None => Previous::None,
+        let kept = self.cfg.image_bytes();
+        // A recovered page is resolved first: the mapping then names its record, if any
+        // (a tombstone leaves none), and the cache holds its log page.
+        let state = |m: &Mapping| {
+            m.get(pid).map(|e| match e.state {
+                Entry::Log { at, .. } => Previous::At(at),
+                Entry::Unresolved(_) => Previous::Unresolved,
+                Entry::Home => Previous::None,
+            })
         };
+        if let Some(Previous::Unresolved) = state(&st.mapping) {
+            self.resolve_reading_home(st, pid, cache)?;
+        }
         // (log, target, whether it is a copy forward)
-        let made = match previous {
-            Previous::At(at) => {
+        let made = match state(&st.mapping) {
+            Some(Previous::At(at)) => {
                 // A copy forward's content goes into a buffer the WOB let go of.
                 let merging =
                     matches!(st.wob.get(pid), Some(WobEntry::Log { log, .. }) if !log.is_empty());
@@ -347,22 +355,7 @@ impl<D: Device> IclStore<D> {
                     }
                 })?
             }
-            Previous::Unresolved => {
-                let prev = self.resolve_reading_home(st, pid, cache)?;
-                match (prev, st.wob.get(pid)) {
-                    (Some(p), Some(WobEntry::Log { log, .. })) if log.is_empty() => {
-                        Some((p.log, p.target, false))
-                    }
-                    (Some(p), Some(WobEntry::Log { log, target })) => {
-                        Some((Log::newer_over(&p.log, log, kept), *target, true))
-                    }
-                    (None, Some(WobEntry::Log { log, target })) => {
-                        Some((log.clone(), *target, false))
-                    }
-                    _ => None,
-                }
-            }
-            Previous::None => match st.wob.get(pid) {
+            _ => match st.wob.get(pid) {
                 Some(WobEntry::Log { log, target }) => Some((log.clone(), *target, false)),
                 _ => None,
             },

@@ -233,13 +233,14 @@ impl<D: Device> IclStore<D> {
         })
     }
 
-    /// Resolves recovered page `pid` for a flush: reads its home page and picks its record.
+    /// Resolves recovered page `pid` for a flush: reads its home page and picks its record,
+    /// which the mapping table then names (its log page stays in `cache`).
     pub(super) fn resolve_reading_home(
         &self,
         st: &mut State,
         pid: PageId,
         cache: &mut LogCache,
-    ) -> Result<Option<Record>, StoreError> {
+    ) -> Result<(), StoreError> {
         let off = self.home_offset(pid)?;
         let (data, ps) = (self.cfg.data, self.cfg.page_size);
         let mut home = flashbuf_core::AlignedBuf::zeroed(self.cfg.image_bytes(), 4096);
@@ -248,7 +249,7 @@ impl<D: Device> IclStore<D> {
             self.poison.guard(r)?;
             st.stats.data_reads_resolve += 1;
         }
-        let r = self.resolve(st, pid, &home, Some(cache))?;
-        Ok(r.record.map(|(_, rec)| rec).filter(|rec| !rec.tombstone))
+        self.resolve(st, pid, &home, Some(cache))?;
+        Ok(())
     }
 }
