@@ -50,6 +50,11 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, LabError> {
     let best = speeds[speeds.len() - 1];
     let median = speeds[speeds.len() / 2];
     let last = &runs[runs.len() - 1];
+    // Where the best run's two threads spent it: which of them bounds the speed.
+    let best_run = runs
+        .iter()
+        .max_by(|a, b| a.refs_per_s.total_cmp(&b.refs_per_s));
+    let threads = best_run.and_then(|r| r.feed_times);
     // Peak memory of the runs, read before the byte measurements allocate their regions.
     let max_rss = flashbuf_lab::result::max_rss_bytes();
     // How far the run is from what copying and checksumming its pages alone would allow:
@@ -92,6 +97,11 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, LabError> {
                 "working_set_frames_bytes": ws.map(|w| w.frames_bytes),
                 "working_set_refs_per_s": ws_refs,
                 "fraction_of_working_set_refs_per_s": ws_refs.map(|l| best / l),
+                "threads": threads.map(|t| serde_json::json!({
+                    "decode_s": t.decode_s, "model_s": t.model_s,
+                    "reader_wait_s": t.reader_wait_s, "replay_wait_s": t.replay_wait_s,
+                    "bound": t.bound(),
+                })),
             },
             "runs": runs,
         });
@@ -114,8 +124,23 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, LabError> {
             _ => "--data none: no page bytes copied or checksummed (the byte limit does not apply)"
                 .to_string(),
         };
+        let threads_line = match threads {
+            Some(t) => format!(
+                "threads (best run): the reader decoded for {:.3} s, ran the stream model for {:.3} s and waited {:.3} s for the replay; the replay waited {:.3} s for the reader: bound by {}\n",
+                t.decode_s,
+                t.model_s,
+                t.reader_wait_s,
+                t.replay_wait_s,
+                match t.bound() {
+                    "both" => "both threads",
+                    "reader" => "the reader",
+                    _ => "the replay",
+                }
+            ),
+            None => String::new(),
+        };
         print(&format!(
-            "{} {} {} buffer {} pages of {} B, {} refs: best {:.2} M refs/s, median {:.2} M refs/s, peak RSS {} MiB\n{limit_line}\n",
+            "{} {} {} buffer {} pages of {} B, {} refs: best {:.2} M refs/s, median {:.2} M refs/s, peak RSS {} MiB\n{limit_line}\n{threads_line}",
             last.policy,
             last.store,
             last.device,

@@ -100,6 +100,43 @@ fn bench_and_mrc_take_the_mode() {
     assert_eq!(mb["rows"], mn["rows"]);
 }
 
+/// `bench` says where the best run's two threads spent it: the reader's decoding and
+/// stream model, each thread's waits, and which of them bounds the speed. Only a policy
+/// that detached a stream model (FD-Buffer's estimator) runs one on the reader.
+#[test]
+fn bench_reports_where_the_threads_spent_the_run() {
+    let threads = |policy: &str| {
+        let b = json(&[
+            "bench", "--limit", "20000", "--runs", "1", "--data", "none", "--policy", policy,
+            "--json",
+        ]);
+        b["bench"]["threads"].clone()
+    };
+    for policy in ["lru", "fd-buffer"] {
+        let t = threads(policy);
+        let secs = |k: &str| t[k].as_f64().unwrap_or(-1.0);
+        assert!(secs("decode_s") > 0.0, "{policy}: {t}");
+        assert!(
+            secs("reader_wait_s") >= 0.0 && secs("replay_wait_s") >= 0.0,
+            "{t}"
+        );
+        let model = secs("model_s");
+        if policy == "lru" {
+            assert_eq!(model, 0.0, "{t}");
+        } else {
+            assert!(model > 0.0, "{t}");
+        }
+        let bound = t["bound"].as_str().unwrap_or("");
+        assert!(["reader", "replay", "both"].contains(&bound), "{t}");
+    }
+    let o = flashbuf(&["bench", "--limit", "20000", "--runs", "1", "--data", "none"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("threads (best run): the reader decoded for"),
+        "{text}"
+    );
+}
+
 #[test]
 fn bad_values_are_refused_and_icl_takes_the_mode() {
     let o = flashbuf(&["replay", "--limit", "100", "--data", "some"]);

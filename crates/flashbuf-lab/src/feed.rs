@@ -56,10 +56,13 @@ use std::thread::JoinHandle;
 
 mod map;
 mod shared;
+mod times;
 
 pub use map::AddressMap;
 pub(crate) use map::PageBits;
 pub use shared::SharedTrace;
+pub use times::FeedTimes;
+use times::Tally;
 
 /// Page numbers per extent of the address map.
 pub const EXTENT_PAGES: u64 = 256;
@@ -89,6 +92,9 @@ pub struct FeedSummary {
     pub distinct_pages: u64,
     /// The address map built.
     pub map: AddressMap,
+    /// Where the reader thread and the replay spent the run (`None` for a trace replayed
+    /// from memory, which has no reader thread).
+    pub times: Option<FeedTimes>,
 }
 
 /// A batch, and the stream model's outputs its references produced.
@@ -109,6 +115,8 @@ pub struct Feed {
     done: bool,
     /// The stream model's outputs received and not yet taken.
     outputs: Vec<StreamOutput>,
+    /// The consumer's time waiting for batches.
+    waited: Tally,
 }
 
 enum Source {
@@ -188,6 +196,7 @@ impl Feed {
             },
             done: false,
             outputs: Vec::new(),
+            waited: Tally::default(),
         })
     }
 
@@ -208,10 +217,14 @@ impl Feed {
                 pos: 0,
                 batch: BATCH_REFS,
                 spare: RefCell::new(Vec::new()),
-                summary: Some(summary),
+                summary: Some(FeedSummary {
+                    times: None,
+                    ..summary
+                }),
             },
             done: false,
             outputs: Vec::new(),
+            waited: Tally::default(),
         }
     }
 
@@ -269,7 +282,7 @@ impl Feed {
             }
         };
         loop {
-            match rx.recv() {
+            match self.waited.time(|| rx.recv()) {
                 Ok(Ok((b, outs))) => {
                     self.outputs.extend(outs);
                     // The model's final outputs come alone, after the last batch.
@@ -318,8 +331,13 @@ impl Feed {
                 let h = handle
                     .take()
                     .ok_or_else(|| LabError::Invariant("feed finished twice".into()))?;
-                h.join()
-                    .map_err(|_| LabError::Invariant("trace reader thread panicked".into()))
+                let mut summary = h
+                    .join()
+                    .map_err(|_| LabError::Invariant("trace reader thread panicked".into()))?;
+                if let Some(t) = summary.times.as_mut() {
+                    t.replay_wait_s = self.waited.secs();
+                }
+                Ok(summary)
             }
             Source::Memory { summary, .. } => summary
                 .take()
@@ -365,19 +383,28 @@ struct Stages {
 }
 
 impl Stages {
-    /// Transforms `batch`, then lets the model observe it; returns the model's outputs.
-    fn apply(&mut self, batch: &mut [PageRef]) -> Vec<StreamOutput> {
+    /// Transforms `batch` (timed in `decode`), then lets the model observe it (timed in
+    /// `model`); returns the model's outputs.
+    fn apply(
+        &mut self,
+        batch: &mut [PageRef],
+        decode: &mut Tally,
+        model: &mut Tally,
+    ) -> Vec<StreamOutput> {
         if let Some(t) = self.transform.as_mut() {
-            t.apply(batch);
+            decode.time(|| t.apply(batch));
         }
         let mut outs = Vec::new();
         if let Some(m) = self.model.as_mut() {
-            self.refs.clear();
-            self.refs.extend(batch.iter().map(|r| StreamRef {
-                page: r.page,
-                write: r.op.is_write(),
-            }));
-            m.observe(&self.refs, &mut outs);
+            let refs = &mut self.refs;
+            model.time(|| {
+                refs.clear();
+                refs.extend(batch.iter().map(|r| StreamRef {
+                    page: r.page,
+                    write: r.op.is_write(),
+                }));
+                m.observe(refs, &mut outs);
+            });
         }
         outs
     }
@@ -397,6 +424,8 @@ fn run_reader(
     let limit = limit.unwrap_or(u64::MAX);
     // With a transform, batches hold whole epochs.
     let batch_refs = batch_refs(stages.transform.as_ref().map(|t| t.epoch_refs()));
+    let (mut decode, mut model, mut waited) =
+        (Tally::default(), Tally::default(), Tally::default());
     loop {
         let mut batch = back
             .try_recv()
@@ -405,17 +434,17 @@ fn run_reader(
         if want == 0 {
             break;
         }
-        let (got, late_error) = match fill_batch(&mut reader, &mut batch, want, &mut map, &mut seen)
-        {
+        let filled = decode.time(|| fill_batch(&mut reader, &mut batch, want, &mut map, &mut seen));
+        let (got, late_error) = match filled {
             (0, Some(e)) => (Err(e), None),
             (n, e) => (Ok(n), e),
         };
         match got {
             Ok(0) => break,
             Ok(_) => {
-                let outs = stages.apply(&mut batch);
+                let outs = stages.apply(&mut batch, &mut decode, &mut model);
                 delivered += batch.len() as u64;
-                if tx.send(Ok((batch, outs))).is_err() {
+                if waited.time(|| tx.send(Ok((batch, outs)))).is_err() {
                     break;
                 }
                 if let Some(e) = late_error {
@@ -431,8 +460,8 @@ fn run_reader(
     }
     if let Some(m) = stages.model.as_mut() {
         let mut outs = Vec::new();
-        m.finish(&mut outs);
-        let _ = tx.send(Ok((Vec::new(), outs)));
+        model.time(|| m.finish(&mut outs));
+        let _ = waited.time(|| tx.send(Ok((Vec::new(), outs))));
     }
     FeedSummary {
         format: reader.format(),
@@ -440,5 +469,11 @@ fn run_reader(
         skipped: reader.skipped(),
         distinct_pages: seen.count(),
         map,
+        times: Some(FeedTimes {
+            decode_s: decode.secs(),
+            model_s: model.secs(),
+            reader_wait_s: waited.secs(),
+            replay_wait_s: 0.0,
+        }),
     }
 }

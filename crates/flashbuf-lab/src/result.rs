@@ -207,6 +207,11 @@ pub struct RunResult {
     /// The windows' samples (FD-Buffer Fig. 4); not in the CSV or JSON.
     #[serde(skip)]
     pub window_samples: Vec<crate::replay::WindowSample>,
+    /// Where the trace's reader thread and the replay spent the run (`flashbuf bench`
+    /// reports it); `None` for a trace replayed from memory. Not in the CSV or JSON (it
+    /// measures the machine).
+    #[serde(skip)]
+    pub feed_times: Option<crate::feed::FeedTimes>,
 }
 
 impl RunResult {

@@ -382,6 +382,7 @@ fn run_pool(
         }
     }
     r.format = summary.format.to_string();
+    r.feed_times = summary.times;
     r.flush_writes = pool.flush_all()? as u64;
     pool.store().sync()?;
     r.store_report = pool.store().report().into_iter().collect();
@@ -437,6 +438,7 @@ fn run_passthrough(
     r.page_writes = p.writes;
     r.distinct_pages = p.summary.distinct_pages;
     r.format = p.summary.format.to_string();
+    r.feed_times = p.summary.times;
     if let Some((stats, content)) = &ranges {
         r.dirty_exact_bytes_per_write = stats.exact_mean();
         r.dirty_bytes_per_write = stats.handed_mean();
