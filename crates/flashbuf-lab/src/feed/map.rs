@@ -4,6 +4,13 @@
 //! The map is an open-addressing hash table (linear probing, Fibonacci hashing, at most
 //! half full) from extent number to dense extent: a lookup is one multiply, one shift and
 //! usually one compare, which matters because the reader thread maps every reference.
+//! In front of it sits a direct table for page numbers below 2^40 (PostgreSQL's
+//! `relation << 24 | block`, and most others): per group of 2^24 page numbers, the dense
+//! extent of each of its 65,536 extents, grown as they are touched, within a budget of
+//! [`DIRECT_ENTRIES_MAX`] entries (the hash table alone serves the rest). A lookup there is
+//! two loads and no probe loop, whose mispredicted exits the hash's collisions cost: on the
+//! OLTP t8 trace's 2 M references, 2.9 → 1.4 ns a reference (the hash alone at an eighth
+//! full instead of a half: 2.2).
 
 use super::EXTENT_PAGES;
 use flashbuf_core::PageId;
@@ -13,6 +20,12 @@ use flashbuf_trace::PageRef;
 const INITIAL_SLOTS: usize = 1 << 10;
 /// Marks an empty slot (an extent number is at most `u64::MAX / EXTENT_PAGES`).
 const EMPTY: u64 = u64::MAX;
+/// Page numbers per group of the direct table (its bits above are the group).
+const GROUP_BITS: u32 = 24;
+/// Groups the direct table covers: page numbers below 2^40.
+const DIRECT_GROUPS: u64 = 1 << 16;
+/// Most entries the direct table holds, over all groups (4 bytes each: 16 MiB).
+pub const DIRECT_ENTRIES_MAX: usize = 1 << 22;
 
 /// Maps trace page numbers to dense page ids, extent by extent in order of first touch.
 #[derive(Debug, Clone)]
@@ -23,6 +36,12 @@ pub struct AddressMap {
     shift: u32,
     /// Extents assigned.
     len: u64,
+    /// Per group of 2^24 page numbers below 2^40: the dense extent + 1 of each of its
+    /// extents (0: not recorded here), covering its extents up to the highest touched.
+    /// A lookaside for the hash table, which holds every extent.
+    direct: Vec<Vec<u32>>,
+    /// Entries the direct table may still grow by.
+    direct_budget: usize,
 }
 
 impl Default for AddressMap {
@@ -31,6 +50,8 @@ impl Default for AddressMap {
             slots: vec![(EMPTY, 0); INITIAL_SLOTS],
             shift: 64 - INITIAL_SLOTS.trailing_zeros(),
             len: 0,
+            direct: Vec::new(),
+            direct_budget: DIRECT_ENTRIES_MAX,
         }
     }
 }
@@ -50,7 +71,40 @@ impl AddressMap {
     pub fn map(&mut self, page: PageId) -> PageId {
         let ext = page.0 / EXTENT_PAGES;
         let off = page.0 % EXTENT_PAGES;
-        PageId(self.dense_extent(ext) * EXTENT_PAGES + off)
+        let (group, at) = direct_place(ext);
+        let recorded = self.direct.get(group).and_then(|g| g.get(at)).copied();
+        let dense = match recorded {
+            Some(d) if d != 0 => u64::from(d - 1),
+            _ => self.miss_direct(ext),
+        };
+        PageId(dense * EXTENT_PAGES + off)
+    }
+
+    /// The dense extent of `ext` from the hash table (assigned on first touch), recorded
+    /// in the direct table if it covers `ext` and the budget allows.
+    #[cold]
+    #[inline(never)]
+    fn miss_direct(&mut self, ext: u64) -> u64 {
+        let dense = self.dense_extent(ext);
+        let (group, at) = direct_place(ext);
+        let Ok(value) = u32::try_from(dense + 1) else {
+            return dense;
+        };
+        if (group as u64) < DIRECT_GROUPS {
+            if self.direct.len() <= group {
+                self.direct.resize_with(group + 1, Vec::new);
+            }
+            let g = &mut self.direct[group];
+            let grow = (at + 1).saturating_sub(g.len());
+            if grow <= self.direct_budget {
+                self.direct_budget -= grow;
+                if grow > 0 {
+                    g.resize(at + 1, 0);
+                }
+                g[at] = value;
+            }
+        }
+        dense
     }
 
     /// Maps every reference of `refs` in place and marks the dense pages in `seen`.
@@ -118,6 +172,16 @@ impl AddressMap {
     }
 }
 
+/// Where extent `ext` sits in the direct table: its group and its index there (a group
+/// beyond [`DIRECT_GROUPS`] is not in the table).
+#[inline(always)]
+fn direct_place(ext: u64) -> (usize, usize) {
+    const EXTENT_BITS: u32 = EXTENT_PAGES.trailing_zeros();
+    let group = ext >> (GROUP_BITS - EXTENT_BITS);
+    let at = ext & ((1 << (GROUP_BITS - EXTENT_BITS)) - 1);
+    (usize::try_from(group).unwrap_or(usize::MAX), at as usize)
+}
+
 /// A bitmap of dense page ids, counted only at the end: marking is one OR, no branch on
 /// whether the page is new (`insert` says it, for a caller that keeps a running count).
 #[derive(Debug, Default)]
@@ -177,9 +241,24 @@ mod tests {
     }
 
     fn mapped(pages: &[u64]) -> (Vec<u64>, AddressMap) {
-        let mut m = AddressMap::default();
+        mapped_within(pages, DIRECT_ENTRIES_MAX)
+    }
+
+    /// [`mapped`] with a direct table of at most `budget` entries.
+    fn mapped_within(pages: &[u64], budget: usize) -> (Vec<u64>, AddressMap) {
+        let mut m = AddressMap {
+            direct_budget: budget,
+            ..AddressMap::default()
+        };
         let got = pages.iter().map(|&p| m.map(PageId(p)).0).collect();
         (got, m)
+    }
+
+    /// Entries the direct table holds, and how many of them are recorded.
+    fn direct_entries(m: &AddressMap) -> (usize, usize) {
+        let all = m.direct.iter().map(Vec::len).sum();
+        let recorded = m.direct.iter().flatten().filter(|&&d| d != 0).count();
+        (all, recorded)
     }
 
     #[test]
@@ -210,6 +289,37 @@ mod tests {
             m.slots.len() > INITIAL_SLOTS,
             "the test must cross a growth"
         );
+        let (all, recorded) = direct_entries(&m);
+        assert!(
+            recorded > 0 && all <= DIRECT_ENTRIES_MAX,
+            "{recorded} of {all}"
+        );
+        // Pages beyond the direct table's 2^40 (the extremes) are served by the hash.
+        assert!(m.direct.len() as u64 <= DIRECT_GROUPS);
+    }
+
+    /// The direct table is a lookaside: however small its budget (here: none, a few
+    /// entries, part of the extents), the map is the same.
+    #[test]
+    fn the_direct_tables_budget_changes_no_mapping() {
+        let mut pages = Vec::new();
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..30_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Relations 5..25, blocks spread over up to 2^24, revisited.
+            pages.push(((5 + x % 20) << 24) + (x >> 24) % (1 << 24));
+            pages.push(pages[(x % pages.len() as u64) as usize]);
+        }
+        let want = model(&pages);
+        for budget in [0, 3, 1_000, 100_000] {
+            let (got, m) = mapped_within(&pages, budget);
+            assert_eq!(got, want, "budget {budget}");
+            let (all, _) = direct_entries(&m);
+            assert!(all <= budget, "budget {budget}: {all} entries");
+            assert_eq!(m.direct_budget, budget - all);
+        }
     }
 
     #[test]
