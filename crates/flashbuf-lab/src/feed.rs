@@ -33,6 +33,11 @@
 //! reader thread, idle while a slow policy replays, takes that work off the replay
 //! thread.
 //!
+//! # Which thread bounds a run
+//! The feed times its two sides ([`FeedTimes`], in [`FeedSummary::times`]): the reader's
+//! decoding and stream model, the reader's waits on a full channel and the consumer's
+//! waits for a batch. `flashbuf bench` reports them for its best run.
+//!
 //! # Whole traces in memory
 //! Offline policies and the cost bounds need the whole (mapped, transformed) trace:
 //! [`Feed::collect_all`] drains a feed into one vector (16 bytes per reference) and
