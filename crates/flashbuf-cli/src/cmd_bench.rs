@@ -97,11 +97,11 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, LabError> {
                 "working_set_frames_bytes": ws.map(|w| w.frames_bytes),
                 "working_set_refs_per_s": ws_refs,
                 "fraction_of_working_set_refs_per_s": ws_refs.map(|l| best / l),
-                "threads": threads.map(|t| serde_json::json!({
-                    "decode_s": t.decode_s, "model_s": t.model_s,
-                    "reader_wait_s": t.reader_wait_s, "replay_wait_s": t.replay_wait_s,
-                    "bound": t.bound(),
-                })),
+                "threads": threads.map(|t| {
+                    let mut v = serde_json::json!(t);
+                    v["bound"] = t.bound().into();
+                    v
+                }),
             },
             "runs": runs,
         });
@@ -131,11 +131,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode, LabError> {
                 t.model_s,
                 t.reader_wait_s,
                 t.replay_wait_s,
-                match t.bound() {
-                    "both" => "both threads",
-                    "reader" => "the reader",
-                    _ => "the replay",
-                }
+                t.bound_in_words()
             ),
             None => String::new(),
         };

@@ -20,18 +20,44 @@ pub struct FeedTimes {
     pub replay_wait_s: f64,
 }
 
+/// Which thread bounds a run ([`FeedTimes::bound`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Bound {
+    Reader,
+    Replay,
+    Both,
+}
+
 impl FeedTimes {
     /// The thread that bounds the run: the one that waited less for the other
     /// (`"reader"` or `"replay"`), or `"both"` when neither waited for more than a
     /// twentieth of the reader's run (its decoding, model and waits: the run's span).
     pub fn bound(&self) -> &'static str {
+        match self.which() {
+            Bound::Reader => "reader",
+            Bound::Replay => "replay",
+            Bound::Both => "both",
+        }
+    }
+
+    /// [`FeedTimes::bound`] in words, for a sentence: `"the reader"`, `"the replay"` or
+    /// `"both threads"`.
+    pub fn bound_in_words(&self) -> &'static str {
+        match self.which() {
+            Bound::Reader => "the reader",
+            Bound::Replay => "the replay",
+            Bound::Both => "both threads",
+        }
+    }
+
+    fn which(&self) -> Bound {
         let span = self.decode_s + self.model_s + self.reader_wait_s;
         if self.reader_wait_s.max(self.replay_wait_s) <= span / 20.0 {
-            "both"
+            Bound::Both
         } else if self.replay_wait_s > self.reader_wait_s {
-            "reader"
+            Bound::Reader
         } else {
-            "replay"
+            Bound::Replay
         }
     }
 }
