@@ -97,6 +97,10 @@ pub struct RunResult {
     pub write_time_per_page_us: f64,
     /// Pool metadata per frame besides the page bytes.
     pub metadata_bytes_per_frame: f64,
+    /// Bytes of the pool's direct page index: 4 per dense page of the trace (under twice
+    /// that when the run did not scan the trace; at most 16 MiB): memory by pages, not
+    /// frames.
+    pub page_index_bytes: u64,
     /// Peak resident memory of the process so far, bytes.
     pub max_rss_bytes: u64,
     /// Figures the policy reports.

@@ -187,3 +187,26 @@ fn lru_golden_counts_on_samples() {
         assert_eq!(got, want, "golden mismatch (got, want)");
     }
 }
+
+/// A replay finds the trace's pages through the pool's direct page index (4 bytes per
+/// dense page, the address map's numbering) — with the same golden counts as above, which
+/// were made with the hashed page table alone.
+#[test]
+fn the_replay_indexes_the_dense_pages() {
+    let mut c = config("tpcc-sample.pagetrace.csv.zst", "lru", 64);
+    c.paranoid = true; // the page table's check, index included, after every batch
+                       // With a scan, the index is sized to the trace's dense pages.
+    c.presize = true;
+    let r = run(&c, None).unwrap();
+    let dense = r.dense_pages;
+    assert!(dense > 0, "the run scanned the trace");
+    assert_eq!(r.page_index_bytes, 4 * dense);
+    assert_eq!((r.misses, r.page_writes), (54092, 18604));
+    // Without one, it grows with the pages, doubling: under twice as many entries.
+    c.presize = false;
+    let r = run(&c, None).unwrap();
+    assert_eq!(r.dense_pages, 0);
+    let entries = r.page_index_bytes / 4;
+    assert!(entries.is_power_of_two() && entries >= dense && entries < 2 * dense);
+    assert_eq!((r.misses, r.page_writes), (54092, 18604));
+}

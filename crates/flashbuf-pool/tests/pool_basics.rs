@@ -342,3 +342,60 @@ fn metadata_stays_within_64_bytes_per_frame_under_churn() {
         );
     }
 }
+
+#[test]
+fn a_page_index_changes_no_decision() {
+    // Pages 0..300 in a seeded mix of reads and writes; a direct index below 150 (half the
+    // pages indexed, half hashed), below 1,000 (all indexed) and none.
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let refs: Vec<(u64, bool)> = (0..6000)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Skewed: most references to a few pages, so the pool both hits and evicts.
+            let p = (x % 300) * (x >> 40 & 1) + (x >> 20) % 20;
+            (p, x >> 50 & 3 == 0)
+        })
+        .collect();
+    let run = |bound: Option<u64>| {
+        let (store, lru) = (mem_store(512), Box::new(Lru::new(16)));
+        let pool = match bound {
+            Some(b) => BufferPool::with_page_index(store, 16, lru, b).unwrap(),
+            None => BufferPool::new(store, 16, lru).unwrap(),
+        };
+        assert_eq!(pool.page_index_bytes() as u64, 4 * bound.unwrap_or(0));
+        let mut seen = Vec::new();
+        for (i, &(p, write)) in refs.iter().enumerate() {
+            if write {
+                pool.write(PageId(p))
+                    .unwrap()
+                    .write(0, &(i as u64).to_le_bytes());
+            } else {
+                seen.push(pool.read(PageId(p)).unwrap().data()[..8].to_vec());
+            }
+            if i % 500 == 0 {
+                pool.check_invariants().unwrap();
+            }
+        }
+        pool.check_invariants().unwrap();
+        let s = pool.stats();
+        (
+            s.hits,
+            s.misses,
+            s.evictions,
+            s.page_writes,
+            s.dirty_evictions,
+            seen,
+        )
+    };
+    let plain = run(None);
+    assert!(
+        plain.1 > 500 && plain.0 > 500,
+        "hits {} misses {}",
+        plain.0,
+        plain.1
+    );
+    assert_eq!(run(Some(150)), plain);
+    assert_eq!(run(Some(1000)), plain);
+}

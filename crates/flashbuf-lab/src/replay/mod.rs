@@ -315,7 +315,14 @@ fn run_pool(
     ));
     let store = ClusterRunStore::new(store, tally.clone());
     let mut windows = windows::Windows::new(frames, tally);
-    let pool = BufferPool::new(store, frames, policy)?;
+    // The address map numbers the trace's pages densely (`0, 1, 2, …` as they come), so
+    // the pool finds them by index: up to the scanned count if the run scanned the trace,
+    // else as far as they go (the index grows with them, to at most 16 MiB).
+    let pages_below = match rp.plan.ctx.data_pages {
+        0 => u64::MAX,
+        n => n,
+    };
+    let pool = BufferPool::with_page_index(store, frames, policy, pages_below)?;
     let (summary, warm) = pool::replay_pool(
         &pool,
         feed,
@@ -369,6 +376,7 @@ fn run_pool(
     r.dirty_evictions = ps.dirty_evictions;
     r.write_batches = ps.write_batches;
     r.metadata_bytes_per_frame = pool.metadata_bytes_per_frame();
+    r.page_index_bytes = pool.page_index_bytes() as u64;
     r.policy_report = pool
         .policy_report()
         .into_iter()

@@ -210,6 +210,21 @@ struct Taken {
 impl<S: PageStore> BufferPool<S> {
     /// A pool of `frames_count` frames of the store's page size, managed by `policy`.
     pub fn new(store: S, frames_count: usize, policy: Box<dyn Policy>) -> Result<Self, PoolError> {
+        Self::with_page_index(store, frames_count, policy, 0)
+    }
+
+    /// [`BufferPool::new`] for a caller whose page ids are mostly below `pages_below` (dense,
+    /// as a replay's address map numbers a trace's pages): those are found by index in a
+    /// direct page index of 4 bytes a page (at most
+    /// [`DIRECT_PAGES_MAX`](crate::page_table::DIRECT_PAGES_MAX) pages), the others in the
+    /// hashed page table. The same pool otherwise: every decision and count is the same
+    /// with any bound; it saves the hashed table's probes (see `page_table`).
+    pub fn with_page_index(
+        store: S,
+        frames_count: usize,
+        policy: Box<dyn Policy>,
+        pages_below: u64,
+    ) -> Result<Self, PoolError> {
         if frames_count == 0 || frames_count >= u32::MAX as usize {
             return Err(PoolError::Config(format!(
                 "{frames_count} frames; need at least one"
@@ -231,7 +246,7 @@ impl<S: PageStore> BufferPool<S> {
             frames,
             arena: Arena::new(frames_count, page_size),
             inner: Mutex::new(Inner {
-                table: PageTable::new(frames_count),
+                table: PageTable::with_direct(frames_count, pages_below),
                 policy,
                 free: (0..frames_count as u32).rev().map(FrameId).collect(),
                 evicting: Vec::new(),
@@ -329,13 +344,19 @@ impl<S: PageStore> BufferPool<S> {
     }
 
     /// Bytes of metadata per frame besides the page bytes: frame header, page-table share
-    /// and the policy's per-frame state (as the policy reports it).
+    /// and the policy's per-frame state (as the policy reports it). The direct page index,
+    /// sized by pages and not frames, is [`BufferPool::page_index_bytes`].
     pub fn metadata_bytes_per_frame(&self) -> f64 {
         let g = self.inner.lock();
         let n = self.frames.len() as f64;
         std::mem::size_of::<Frame>() as f64
             + g.table.bytes() as f64 / n
             + g.policy.bytes_per_frame() as f64
+    }
+
+    /// Bytes of the direct page index ([`BufferPool::with_page_index`]; 0 without one).
+    pub fn page_index_bytes(&self) -> usize {
+        self.inner.lock().table.direct_bytes()
     }
 
     /// Checks the pool's invariants (and the policy's and the store's); for tests and
