@@ -4,6 +4,7 @@
 mod common;
 
 use common::{mem_store, Call, Recording};
+use flashbuf_core::rng::SplitMix64;
 use flashbuf_core::{FrameId, PageId};
 use flashbuf_device::Device;
 use flashbuf_pool::policy::{Access, Lru, Policy, Victim};
@@ -347,12 +348,10 @@ fn metadata_stays_within_64_bytes_per_frame_under_churn() {
 fn a_page_index_changes_no_decision() {
     // Pages 0..300 in a seeded mix of reads and writes; a direct index below 150 (half the
     // pages indexed, half hashed), below 1,000 (all indexed) and none.
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut rng = SplitMix64::new(11);
     let refs: Vec<(u64, bool)> = (0..6000)
         .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = rng.next_u64();
             // Skewed: most references to a few pages, so the pool both hits and evicts.
             let p = (x % 300) * (x >> 40 & 1) + (x >> 20) % 20;
             (p, x >> 50 & 3 == 0)

@@ -229,6 +229,7 @@ impl PageBits {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use flashbuf_core::rng::SplitMix64;
     use hashbrown::HashMap;
 
     /// The map's definition: dense extents in order of first touch.
@@ -307,11 +308,9 @@ mod tests {
     #[test]
     fn the_direct_tables_budget_changes_no_mapping() {
         let mut pages = Vec::new();
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rng = SplitMix64::new(5);
         for _ in 0..30_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = rng.next_u64();
             // Relations 5..25, blocks spread over up to 2^24, revisited.
             pages.push(((5 + x % 20) << 24) + (x >> 24) % (1 << 24));
             pages.push(pages[(x % pages.len() as u64) as usize]);
