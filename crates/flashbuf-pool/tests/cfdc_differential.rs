@@ -1,5 +1,5 @@
 #![allow(clippy::unwrap_used)]
-//! CFDC (kinetic tournament over Formula 1) against the naive version that recomputes
+//! CFDC (Formula 1 by the block scan, exact) against the naive version that recomputes
 //! every priority from the formula and sorts the clusters at each decision: same counters
 //! and the same store calls, over random traces with multi-page clusters, buffer sizes,
 //! priority windows, cluster sizes, pins and flushes. Both are built from the spec
@@ -31,8 +31,8 @@ proptest! {
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
-    /// Larger buffers and longer traces: deeper tournaments, many clusters at once, many
-    /// certificate failures as globaltime advances.
+    /// Larger buffers and longer traces: many clusters at once, several blocks of the
+    /// scan, orders that flip as globaltime advances.
     #[test]
     fn cfdc_matches_naive_large(
         frames in 64usize..200,

@@ -137,9 +137,10 @@ fn order_flips_as_globaltime_grows() {
         s.check().unwrap();
         filler(&mut s);
     }
-    assert!(
-        s.kinetic_events() > 0,
-        "the flip was found by a certificate failure"
+    assert_eq!(
+        s.scans(),
+        7,
+        "every choice (globaltime 7 to 13) scanned the priorities"
     );
 }
 

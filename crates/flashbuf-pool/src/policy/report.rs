@@ -10,7 +10,7 @@ use super::fd_buffer::WindowRecord;
 /// A policy's report.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PolicyReport {
-    /// Named figures (`m_c`, `tau`, `kinetic_events`, ...), in the policy's order.
+    /// Named figures (`m_c`, `tau`, `priority_scans`, ...), in the policy's order.
     pub figures: Vec<(&'static str, f64)>,
     /// One record per closed estimation window, oldest first: estimated against measured
     /// miss rates (FD-Buffer with `track_accuracy`, the paper's Table 5). Empty for

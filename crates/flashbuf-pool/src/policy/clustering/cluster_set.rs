@@ -1,17 +1,17 @@
 //! [`ClusterSet`]: dirty pages grouped in CFDC clusters (`page / cluster_size`), with the
-//! lowest Formula 1 priority always at the root of a kinetic tournament (`super::kinetic`).
+//! lowest Formula 1 priority found by the block scan when a victim cluster is chosen
+//! (`super::lowest`, `super::scan`).
 //! The readings (ties, globaltime and timestamps, draining) are in the module
 //! documentation of [`super`].
 
 use super::check_cluster_size;
-use super::kinetic::{Node, EMPTY_NODE};
+use super::scan::{Blocks, SCAN_BYTES_PER_ENTRY};
 use flashbuf_core::{ConfigError, FrameId, PageId};
 use hashbrown::HashMap;
 
 mod check;
 
 pub(super) const NIL: u32 = u32::MAX;
-pub(super) const NEVER: u64 = u64::MAX;
 
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Slot {
@@ -20,19 +20,23 @@ pub(super) struct Slot {
     pub(super) tail: u32,
     pub(super) n: u32,
     pub(super) sum: u64,
-    /// Cached `dividend(self)` and `n²` (the hot comparison reads only these).
-    pub(super) div: u64,
-    pub(super) n2: u64,
     pub(super) stamp: u64,
+    /// Position of the cluster among the scan's entries (`ClusterSet::active`).
+    pub(super) pos: u32,
     pub(super) draining: bool,
     pub(super) live: bool,
 }
 
 impl Slot {
+    /// The scan's `r = n² / dividend` of a live cluster, or −1 (never the largest
+    /// inverse priority) while it drains.
     #[inline]
-    fn cache(&mut self) {
-        self.div = dividend(self);
-        self.n2 = u64::from(self.n) * u64::from(self.n);
+    pub(super) fn scan_r(&self) -> f64 {
+        if self.draining {
+            -1.0
+        } else {
+            f64::from(self.n) * f64::from(self.n) / dividend(self) as f64
+        }
     }
 }
 
@@ -66,9 +70,8 @@ const EMPTY_SLOT: Slot = Slot {
     tail: NIL,
     n: 0,
     sum: 0,
-    div: 0,
-    n2: 0,
     stamp: 0,
+    pos: NIL,
     draining: false,
     live: false,
 };
@@ -122,26 +125,31 @@ pub struct ClusterSet {
     pub(super) by_cluster: HashMap<u64, u32>,
     pub(super) globaltime: u64,
     pub(super) members: usize,
-    /// Leaves of the tournament (a power of two, at least the number of slots).
-    pub(super) leaves: usize,
-    /// The tournament's nodes, by pairs of siblings (layout in `super::kinetic`).
-    pub(super) tree: Vec<[Node; 2]>,
+    /// The live clusters' slots, densely: the scan's entries by position.
+    pub(super) active: Vec<u32>,
+    /// The scan's float inputs of `active`, by block (`super::scan`).
+    pub(super) blocks: Blocks,
+    /// The draining clusters' slots (they come first, by timestamp).
+    pub(super) draining: Vec<u32>,
     /// Scratch for the pinned slow path (capacity reserved up front).
     pub(super) order: Vec<u32>,
-    /// Comparisons recomputed because globaltime reached their certificate.
-    pub(super) kinetic_events: u64,
+    /// Choices that scanned the clusters (no cluster draining).
+    pub(super) scans: u64,
 }
 
 impl ClusterSet {
     /// Bytes of state per frame (the frame's `Member` record — page, links, slot, padded
-    /// to 24 bytes — plus a slot and two tree nodes per frame, and the hash table).
-    pub const BYTES_PER_FRAME: usize = std::mem::size_of::<Member>() + 48 + 2 * (4 + 8) + 4 + 16;
+    /// to 24 bytes — plus a slot, its place among the scan's entries and their floats, and
+    /// the hash table).
+    pub const BYTES_PER_FRAME: usize =
+        std::mem::size_of::<Member>() + std::mem::size_of::<Slot>() + 4 + SCAN_BYTES_PER_ENTRY + 16;
 
     /// A set for frames `0..frames_count` with clusters of `cluster_size` page numbers.
     pub fn new(frames_count: usize, cluster_size: u64) -> Result<Self, ConfigError> {
         check_cluster_size(cluster_size)?;
         let slots = frames_count.max(1);
-        let leaves = slots.next_power_of_two();
+        let mut blocks = Blocks::new(slots);
+        blocks.start(std::iter::empty());
         Ok(Self {
             cluster_size,
             at: vec![NO_MEMBER; frames_count],
@@ -151,10 +159,11 @@ impl ClusterSet {
             by_cluster: HashMap::with_capacity(2 * slots),
             globaltime: 0,
             members: 0,
-            leaves,
-            tree: vec![[EMPTY_NODE; 2]; leaves],
+            active: Vec::with_capacity(slots),
+            blocks,
+            draining: Vec::with_capacity(slots),
             order: Vec::with_capacity(slots),
-            kinetic_events: 0,
+            scans: 0,
         })
     }
 
@@ -178,11 +187,9 @@ impl ClusterSet {
         self.members == 0
     }
 
-    /// How many tournament comparisons were recomputed because globaltime reached the
-    /// time at which their order flips (the kinetic events: a measure of the work the
-    /// time-varying priorities cost).
-    pub fn kinetic_events(&self) -> u64 {
-        self.kinetic_events
+    /// How many victim choices scanned the clusters' priorities (none was draining).
+    pub fn scans(&self) -> u64 {
+        self.scans
     }
 
     /// Number of clusters.
@@ -208,7 +215,7 @@ impl ClusterSet {
     pub fn push(&mut self, f: FrameId, pid: PageId) {
         debug_assert!(!self.contains(f), "{f} already in a cluster");
         let stamp = self.globaltime;
-        self.tick();
+        self.globaltime += 1;
         let cluster = pid.0 / self.cluster_size;
         let s = match self.by_cluster.get(&cluster) {
             Some(&s) => s,
@@ -217,13 +224,17 @@ impl ClusterSet {
                     .free
                     .pop()
                     .unwrap_or_else(|| unreachable!("more clusters than frames"));
+                let pos = self.active.len();
                 self.slots[s as usize] = Slot {
                     cluster,
                     stamp,
+                    pos: pos as u32,
                     live: true,
                     ..EMPTY_SLOT
                 };
                 self.by_cluster.insert(cluster, s);
+                self.active.push(s);
+                self.blocks.push(pos, stamp);
                 s
             }
         };
@@ -244,13 +255,11 @@ impl ClusterSet {
         }
         slot.tail = i as u32;
         slot.n += 1;
-        slot.cache();
-        let draining = slot.draining;
         self.members += 1;
-        // A draining cluster's comparisons depend only on its timestamp and number, never
-        // on its pages: the tournament does not change.
-        if !draining {
-            self.update(s);
+        // A draining cluster's place depends only on its timestamp, never on its pages.
+        if !slot.draining {
+            let (pos, r) = (slot.pos as usize, slot.scan_r());
+            self.blocks.set_r(pos, r);
         }
     }
 
@@ -288,10 +297,8 @@ impl ClusterSet {
             slot.tail = p;
         }
         slot.n -= 1;
-        slot.cache();
         let empty = slot.n == 0;
-        let draining = slot.draining;
-        let cluster = slot.cluster;
+        let (draining, cluster, pos, r) = (slot.draining, slot.cluster, slot.pos, slot.scan_r());
         self.at[i] = Member {
             pid: me,
             ..NO_MEMBER
@@ -301,10 +308,26 @@ impl ClusterSet {
             self.slots[s as usize] = EMPTY_SLOT;
             self.by_cluster.remove(&cluster);
             self.free.push(s);
-            self.update(s);
+            self.deactivate(s, pos as usize, draining);
         } else if !draining {
             // As in `push`: a draining cluster's place does not depend on its pages.
-            self.update(s);
+            self.blocks.set_r(pos as usize, r);
+        }
+    }
+
+    /// The emptied cluster of slot `s` leaves the scan's entries (the last entry takes
+    /// its position) and, if it drained, the draining clusters.
+    fn deactivate(&mut self, s: u32, pos: usize, draining: bool) {
+        let last = self.active.len() - 1;
+        self.active.swap_remove(pos);
+        self.blocks.swap_remove(pos, last);
+        if let Some(&moved) = self.active.get(pos) {
+            self.slots[moved as usize].pos = pos as u32;
+        }
+        if draining {
+            if let Some(k) = self.draining.iter().position(|&d| d == s) {
+                self.draining.swap_remove(k);
+            }
         }
     }
 
@@ -312,8 +335,11 @@ impl ClusterSet {
     pub fn drain_cluster_of(&mut self, f: FrameId) {
         let s = self.at[f.index()].slot;
         if s != NIL && !self.slots[s as usize].draining {
-            self.slots[s as usize].draining = true;
-            self.update_drained(s);
+            let slot = &mut self.slots[s as usize];
+            slot.draining = true;
+            let (pos, r) = (slot.pos as usize, slot.scan_r());
+            self.blocks.set_r(pos, r);
+            self.draining.push(s);
         }
     }
 
@@ -338,14 +364,16 @@ impl ClusterSet {
 
     /// The first evictable page in cluster order: clusters by `(priority, timestamp,
     /// number)`, pages by entering order. With `only_draining`, only draining clusters
-    /// are considered. O(1) plus the cluster walk when the lowest cluster's first page is
-    /// evictable; a sort of the clusters otherwise (pinned pages only).
+    /// are considered. While a cluster drains, a look at the draining ones; else one scan
+    /// of the clusters' priorities (`super::lowest`); then the cluster walk when the
+    /// lowest cluster's first page is evictable, a sort of the clusters otherwise (pinned
+    /// pages only).
     pub fn first_in_order(
         &mut self,
         evictable: &dyn Fn(FrameId) -> bool,
         only_draining: bool,
     ) -> Option<FrameId> {
-        let root = self.root();
+        let root = self.lowest();
         if root == NIL {
             return None;
         }

@@ -4,7 +4,7 @@
 //! Sources: CFDC (Ou, Härder, Jin, DaMoN 2009, `cfdc.txt` §3.2–3.3, Formula 1, Fig. 3, and
 //! the outlook in §5), and `design.md` §4 "Write clustering, two modes".
 //!
-//! # CFDC's metric, exactly and in O(log n)
+//! # CFDC's metric, exactly
 //! A *cluster* holds pages whose numbers share `page / cluster_size`, in the order they
 //! entered it. Its priority is Formula 1:
 //!
@@ -22,21 +22,30 @@
 //! in `G`. Two lines cross at most once, but no static key orders all clusters for all
 //! future times, so a heap keyed by priorities computed at insertion time (or compared
 //! with the current globaltime inside the heap's comparator, which silently breaks the
-//! heap invariant) does not give the paper's victim. This module keeps the clusters in a
-//! **kinetic tournament** (a binary tournament tree over cluster slots, as in Basch,
-//! Guibas and Hershberger's kinetic data structures): each inner node holds the winner
-//! (lower priority) of its two children *at the current globaltime* and the first future
-//! globaltime at which that comparison flips, computed exactly in integers; each node also
-//! holds the earliest flip in its subtree. When globaltime ticks, only the nodes whose
-//! certificate expired are recomputed; a change to one cluster recomputes its leaf-to-root
-//! path (stopping early where nothing changed). The root is therefore always the exact
-//! minimum of Formula 1, with no floating point and no staleness: O(log n) per cluster
-//! change, plus, when globaltime reaches a certificate, the recomputation of the failed
-//! node and of its ancestors (at most O(log n) per failure, shared between failures).
-//! Since `1/P` moves linearly with globaltime, two clusters swap at most once between
-//! changes, and the work stays small: on the first 40,000 references of the TPC-C trace at
-//! 96 frames, about 1.8 recomputed comparisons per globaltime tick
-//! ([`ClusterSet::kinetic_events`] counts them).
+//! heap invariant) does not give the paper's victim. The victim cluster is therefore found
+//! when it is needed, among all live clusters, by the **block scan** of `scan` (also
+//! FD-Buffer's): the live clusters' `T_c` and `1/x_c` are kept as floats in dense blocks
+//! of 32, a choice computes the largest `(G − T_c) / x_c` (only the blocks that changed
+//! since the last choice, or whose bound from it can still reach the largest), and
+//! compares exactly, in 128-bit integers, the few clusters within a relative `10⁻⁹` of
+//! it (float error is far smaller). The choice is the exact minimum of Formula 1, with
+//! the tie order below; a page entering or leaving a cluster only rewrites its float.
+//! While a cluster drains (below) it is the choice and nothing is scanned.
+//!
+//! Until stop 42 a kinetic tournament (Basch, Guibas and Hershberger's kinetic data
+//! structures: a tournament tree whose nodes hold the winner at the current globaltime
+//! and the first globaltime at which that comparison flips) kept the minimum at its root,
+//! O(log n) per cluster change plus a recomputation per failed certificate. It did that
+//! work for every change and every tick, while a victim cluster is chosen far more
+//! rarely: on OLTP t8 at 3 % (620 frames), 262 k cluster changes (132 k distinct between
+//! two choices) and 120 k certificate failures for 14.9 k choices by priority; on TPC-C w8,
+//! 216 k changes and 609 k failures for 62 k choices; on pgbench s50, 169 k and 598 k for
+//! 61 k. The tournament's walks and refreshes took 20–22 % of CFDC's profile samples on
+//! w8 and s50 (perf). With the scan, `flashbuf bench --data none --policy cfdc --runs 3`
+//! from the binary page traces (interleaved, same host): OLTP t8 26.5 → 34.6 M refs/s,
+//! TPC-C w8 18.7 → 22.1, pgbench s50 23.7 → 30.4; the same misses and page writes on
+//! every trace, and every golden and differential test unchanged (`ClusterSet::scans`
+//! counts the choices that scanned).
 //!
 //! # Readings of points the text leaves open
 //! - **Ties** between equal priorities are broken by the older timestamp, then by the
@@ -82,15 +91,19 @@
 //!
 //! # Files
 //! - [`cluster_set`]: [`ClusterSet`], the clusters and their public operations;
-//! - `kinetic`: the kinetic tournament that keeps the lowest-priority cluster at the root;
+//! - `lowest`: the lowest-priority cluster (the draining one, else the block scan's exact
+//!   minimum) and the exact comparison of two clusters;
+//! - `scan`: the block scan over the live clusters' priority inputs (shared with
+//!   FD-Buffer's dirty-pool clusters);
 //! - [`clustered`]: the [`Clustered`] decorator and its options;
 //! - [`options`]: the write-clustering options every online policy of the registry takes
 //!   (`clustering`, `cluster`, `choice`), declared once.
 
 pub mod cluster_set;
 pub mod clustered;
-mod kinetic;
+mod lowest;
 pub mod options;
+pub(crate) mod scan;
 
 pub use cluster_set::{ClusterInfo, ClusterSet};
 pub use clustered::{ClusterChoice, ClusterMode, Clustered, ClusteringConfig};

@@ -26,13 +26,13 @@
 //!   it is computed again only if its bound (its largest then, plus the age gained since
 //!   times its largest `n²/div`) reaches the floor (`priority.rs`: about 3.5 of 9 blocks
 //!   a choice). Cluster numbers are found in a [`PageMap`].
-//! - The scan's float inputs (`t`, `r` of `priority::Blocks`) are kept only from the first choice by
+//! - The scan's float inputs (`t`, `r` of `Blocks`) are kept only from the first choice by
 //!   priority on: `victim=order` (the `cost=clustered` variant) never scans and no longer
 //!   pays a division per page entering or leaving. Cachegrind, first 2 M TPC-C references
 //!   at 1,241 frames (`flashbuf bench --data none --limit 2000000`): `cost=clustered`
 //!   1,966.0 M -> 1,958.6 M instructions; `fd-buffer` 2,014.1 M -> 2,014.9 M (the check);
 //!   same decisions at 1,241 and 400 frames.
-//! - Tried and dropped: a kinetic tournament over the clusters (CFDC's idea, exact integer
+//! - Tried and dropped: a kinetic tournament over the clusters (CFDC's until stop 42, which now uses this scan too; exact integer
 //!   certificates, lazy catch-up and refresh at the choice, a node's last comparison
 //!   reused while its certificate held; commit `be2333d` has it with its property test).
 //!   Same choices, but slower here: 151 M instructions in the choice against the scan's
@@ -59,6 +59,7 @@ mod priority;
 mod tests;
 
 use super::two_stack::PageMap;
+use crate::policy::clustering::scan::{Blocks, SCAN_BYTES_PER_ENTRY};
 use flashbuf_core::FrameId;
 use priority::Live;
 
@@ -134,7 +135,7 @@ pub struct Clusters {
     active: Vec<Live>,
     /// The scan's state: each `active` entry's timestamp and `n² / div` as floats, by
     /// block, and each block's bound from the last scan that computed it (`priority.rs`).
-    blocks: priority::Blocks,
+    blocks: Blocks,
     /// Whether the floats of `blocks` are kept: from the first choice by priority on
     /// (`victim=order` never scans, so never pays for them).
     ranked: bool,
@@ -159,7 +160,7 @@ impl Clusters {
             free_slots: Vec::new(),
             map: PageMap::new(frames_count, NIL),
             active: Vec::new(),
-            blocks: priority::Blocks::new(frames_count),
+            blocks: Blocks::new(frames_count),
             ranked: false,
             globaltime: 0,
             draining: NIL,
@@ -173,9 +174,8 @@ impl Clusters {
     /// the scan's entry and floats) and of the cluster map.
     pub fn bytes_per_frame(&self, m: usize) -> usize {
         let map = self.map.capacity() * PageMap::<u32>::slot_bytes();
-        let cluster = std::mem::size_of::<Cluster>()
-            + std::mem::size_of::<Live>()
-            + priority::SCAN_BYTES_PER_ENTRY;
+        let cluster =
+            std::mem::size_of::<Cluster>() + std::mem::size_of::<Live>() + SCAN_BYTES_PER_ENTRY;
         4 + 4 + 4 + 8 + cluster + map.div_ceil(m.max(1))
     }
 

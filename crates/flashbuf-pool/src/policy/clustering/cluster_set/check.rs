@@ -1,6 +1,7 @@
 //! [`ClusterSet::check`]: the whole structure recomputed from scratch and compared.
 
-use super::{dividend, ClusterSet, NIL};
+use super::{ClusterSet, NIL};
+use crate::policy::clustering::scan::to_f64;
 
 impl ClusterSet {
     /// Checks members, dividends, the hash table and the tournament against a recompute
@@ -38,13 +39,7 @@ impl ClusterSet {
                 prev = cur;
                 cur = self.at[i].next;
             }
-            if n != c.n
-                || n == 0
-                || prev != c.tail
-                || sum != c.sum
-                || c.div != dividend(c)
-                || c.n2 != u64::from(n) * u64::from(n)
-            {
+            if n != c.n || n == 0 || prev != c.tail || sum != c.sum {
                 return Err(format!(
                     "clusters: cluster {cluster} has n={n} sum={sum}, records n={} sum={}",
                     c.n, c.sum
@@ -66,38 +61,55 @@ impl ClusterSet {
         if live != self.by_cluster.len() || live + self.free.len() != self.slots.len() {
             return Err("clusters: slot accounting broken".into());
         }
-        // The tournament: every node's winner and certificate, from scratch.
-        for node in (1..self.leaves).rev() {
-            let [l, r] = self.tree[node];
-            let w = match (l.win, r.win) {
-                (NIL, x) | (x, NIL) => x,
-                (a, b) if self.less(a, b) => a,
-                (_, b) => b,
-            };
-            if self.node(node).win != w {
-                return Err(format!(
-                    "clusters: tournament node {node} has a stale winner"
-                ));
-            }
-            if self.node(node).exp <= self.globaltime {
-                return Err(format!(
-                    "clusters: tournament node {node} has an expired certificate"
-                ));
-            }
-        }
-        for s in 0..self.slots.len() {
-            let want = if self.slots[s].live { s as u32 } else { NIL };
-            if self.node(self.leaves + s).win != want {
-                return Err(format!("clusters: leaf of slot {s} is stale"));
-            }
-        }
+        self.check_scan()?;
         let best = self
             .by_cluster
             .values()
             .copied()
             .min_by(|&a, &b| self.cmp_slots(a, b));
-        if best.unwrap_or(NIL) != self.root() {
-            return Err("clusters: the tournament's root is not the minimum".into());
+        if best.unwrap_or(NIL) != self.clone().lowest() {
+            return Err("clusters: the lowest-priority choice is not the minimum".into());
+        }
+        Ok(())
+    }
+
+    /// The scan's entries: every live cluster once, at its position, with its timestamp
+    /// and `r` as floats (−1 while draining), zeroes past them; the draining list.
+    fn check_scan(&self) -> Result<(), String> {
+        let live = self.by_cluster.len();
+        if self.active.len() != live {
+            return Err(format!(
+                "clusters: {} scan entries for {live} clusters",
+                self.active.len()
+            ));
+        }
+        for (pos, &s) in self.active.iter().enumerate() {
+            let c = &self.slots[s as usize];
+            if !c.live || c.pos as usize != pos {
+                return Err(format!("clusters: scan entry {pos} is not slot {s}'s"));
+            }
+            if self.blocks.entry(pos) != (to_f64(c.stamp), c.scan_r()) {
+                return Err(format!(
+                    "clusters: scan entry {pos} holds stale inputs of cluster {}",
+                    c.cluster
+                ));
+            }
+        }
+        if let Some(pos) =
+            (live..self.blocks.positions()).find(|&p| self.blocks.entry(p) != (0.0, 0.0))
+        {
+            return Err(format!(
+                "clusters: scan position {pos} past the entries is not zero"
+            ));
+        }
+        let draining = self.slots.iter().filter(|c| c.live && c.draining).count();
+        if draining != self.draining.len()
+            || self
+                .draining
+                .iter()
+                .any(|&d| !self.slots[d as usize].live || !self.slots[d as usize].draining)
+        {
+            return Err("clusters: the draining list is not the draining clusters".into());
         }
         Ok(())
     }
