@@ -234,19 +234,23 @@ impl Blocks {
         let (t, r) = (&self.t[..nb], &self.r[..nb]);
         let (bounds, max) = (&mut self.bounds[..nb], &mut self.max[..nb]);
         let classes = &mut self.classes[..nb];
+        // Block `b` computed at `g` (its bound, largest and classes stored).
+        let block = |b: usize, bounds: &mut [Bound], max: &mut [f64], classes: &mut [Classes]| {
+            compute(
+                &t[b],
+                &r[b],
+                g,
+                &mut bounds[b],
+                (&mut max[b], &mut classes[b]),
+            )
+        };
         let mut top = 0.0f64;
         // The unchanged block of the largest bound.
         let (mut widest, mut wu) = (nb, f64::NEG_INFINITY);
         for b in 0..nb {
             let u = bounds[b].upper(g);
             if u == f64::INFINITY {
-                let m = compute(
-                    &t[b],
-                    &r[b],
-                    g,
-                    &mut bounds[b],
-                    (&mut max[b], &mut classes[b]),
-                );
+                let m = block(b, bounds, max, classes);
                 top = larger(m, top);
             } else {
                 max[b] = -u;
@@ -257,13 +261,7 @@ impl Blocks {
         }
         for b in (widest..nb).take(1).chain(0..nb) {
             if -max[b] >= top * (1.0 - 1e-9) {
-                let m = compute(
-                    &t[b],
-                    &r[b],
-                    g,
-                    &mut bounds[b],
-                    (&mut max[b], &mut classes[b]),
-                );
+                let m = block(b, bounds, max, classes);
                 top = larger(m, top);
             }
         }
