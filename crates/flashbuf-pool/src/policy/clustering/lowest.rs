@@ -5,22 +5,20 @@
 //! `10⁻⁹` of it compared exactly in integers).
 
 use super::cluster_set::{dividend, ClusterSet, NIL};
-use super::scan::to_f64;
+use super::scan::{lower_priority, to_f64};
 use std::cmp::Ordering;
 
 impl ClusterSet {
     /// The lowest-priority live slot at the current globaltime (`NIL` if none).
     pub(super) fn lowest(&mut self) -> u32 {
-        if let Some(&first) = self.draining.first() {
-            // Draining clusters come first, among themselves by timestamp (unique).
-            let slots = &self.slots;
-            return self.draining.iter().fold(first, |best, &d| {
-                if slots[d as usize].stamp < slots[best as usize].stamp {
-                    d
-                } else {
-                    best
-                }
-            });
+        // Draining clusters come first, among themselves by timestamp (unique).
+        let slots = &self.slots;
+        if let Some(d) = self
+            .draining
+            .iter()
+            .min_by_key(|&&d| slots[d as usize].stamp)
+        {
+            return *d;
         }
         if self.active.is_empty() {
             return NIL;
@@ -63,17 +61,8 @@ impl ClusterSet {
                 x.draining
             };
         }
-        // P(a) < P(b)  ⇔  d_a·n_b²·(g − T_b) < d_b·n_a²·(g − T_a); every factor is below
-        // 2⁶⁴ and each side's first two below 2⁶⁰ (module documentation of `super`).
-        let g = self.globaltime;
-        let side = |p: &super::cluster_set::Slot, q: &super::cluster_set::Slot| {
-            u128::from(dividend(p) * u64::from(q.n) * u64::from(q.n)) * u128::from(g - q.stamp)
-        };
-        match side(x, y).cmp(&side(y, x)) {
-            Ordering::Less => true,
-            Ordering::Greater => false,
-            Ordering::Equal => x.stamp < y.stamp,
-        }
+        let inputs = |c: &super::cluster_set::Slot| (dividend(c), c.n, c.stamp);
+        lower_priority(inputs(x), inputs(y), self.globaltime)
     }
 }
 

@@ -10,6 +10,18 @@
 //! between scans) are in the documentation of `fd_buffer/cluster/priority.rs`, where it
 //! was first written for FD-Buffer.
 
+/// Whether a cluster of dividend `div`, `n` pages and timestamp `t` (`a = (div, n, t)`)
+/// comes before `b` at globaltime `g`: `div_a/(n_a² (g−t_a)) < div_b/(n_b² (g−t_b))`,
+/// exactly (128-bit cross products), ties by the older timestamp. The exact pass after a
+/// scan, and every exact comparison of CFDC's clusters.
+#[inline]
+pub(crate) fn lower_priority(a: (u64, u32, u64), b: (u64, u32, u64), g: u64) -> bool {
+    let den = |(_, n, t): (u64, u32, u64)| u128::from(n) * u128::from(n) * u128::from(g - t);
+    let lhs = u128::from(a.0) * den(b);
+    let rhs = u128::from(b.0) * den(a);
+    lhs < rhs || (lhs == rhs && a.2 < b.2)
+}
+
 /// `x as f64` (the same value), by the signed conversion (one instruction) when it fits.
 #[inline(always)]
 pub(crate) fn to_f64(x: u64) -> f64 {

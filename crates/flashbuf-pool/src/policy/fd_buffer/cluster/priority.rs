@@ -43,7 +43,7 @@
 //!   the products by `std::array::from_fn` (not inlined: 15.3 M in `try_from_fn`).
 
 use super::{Cluster, Clusters, NIL};
-use crate::policy::clustering::scan::to_f64;
+use crate::policy::clustering::scan::{self, to_f64};
 
 /// A live cluster's priority inputs, kept densely for the victim scan.
 #[derive(Debug, Clone, Copy)]
@@ -75,10 +75,7 @@ impl Live {
 /// `a < b` in priority (exact): `div_a/(n_a² (g−t_a)) < div_b/(n_b² (g−t_b))`, ties by age.
 #[inline]
 pub(super) fn lower_priority(a: &Live, b: &Live, g: u64) -> bool {
-    let den = |c: &Live| (c.n as u128) * (c.n as u128) * (g - c.timestamp) as u128;
-    let lhs = a.div as u128 * den(b);
-    let rhs = b.div as u128 * den(a);
-    lhs < rhs || (lhs == rhs && a.timestamp < b.timestamp)
+    scan::lower_priority((a.div, a.n, a.timestamp), (b.div, b.n, b.timestamp), g)
 }
 
 impl Clusters {
