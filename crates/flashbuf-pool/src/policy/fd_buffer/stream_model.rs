@@ -25,17 +25,23 @@
 //! work.
 //!
 //! The model takes a batch at a time ([`StreamModel::observe`]), so it knows the pages
-//! ahead: the table slot of the reference [`PREFETCH_AHEAD`] positions on starts moving
-//! towards the core before the current one is worked on (perf: 18 % of the model's
+//! ahead: the table slot of the reference [`TABLE_PREFETCH_AHEAD`] positions on starts
+//! moving towards the core before the current one is worked on (perf: 18 % of the model's
 //! samples sat on the load of the slot). `flashbuf bench --data none --runs 5` (best of
 //! 5) on the zstd CSV of TPC-C w8, interleaved, stop 38: 16.2-17.1 -> 17.1-18.5 M refs/s.
 //! Tried and dropped: also fetching the slot's stack entries half-way (16.0-16.8, the
 //! extra loads cost more than they hid); 16 references ahead instead of 8 (no better).
+//!
+//! Each batch is cut at the windows' ends, and each piece goes to the estimator as one run
+//! ([`TwoStack::access_tabled_run`]): the table grows once for the piece (to its largest
+//! page), the window's count is checked once, and the stacks' representation is
+//! dispatched once, so the reference loop is one monomorphic function. Stop 43 (OLTP t8,
+//! binary page trace, cachegrind, whole run): RESULT_PLACEHOLDER
 
+#[cfg(doc)]
+use super::two_stack::TABLE_PREFETCH_AHEAD;
 use super::two_stack::{HitCounters, Slots, TwoStack, ABSENT};
 use crate::policy::stream::{StreamModel, StreamOutput, StreamRef};
-use flashbuf_core::prefetch::prefetch_at;
-use flashbuf_core::PageId;
 use std::collections::VecDeque;
 use std::sync::mpsc::{channel, Receiver, Sender};
 
@@ -64,9 +70,6 @@ pub(super) fn in_flight_bytes(counter_bytes: u64, window: u64, refs_ahead: u64) 
     windows.saturating_mul(counter_bytes)
 }
 
-/// How many references ahead [`EstimatorModel::observe`] starts fetching a page's slots.
-const PREFETCH_AHEAD: usize = 8;
-
 /// The detached estimator: the Two-Stack, fed by pages, cut into windows of `window` refs.
 pub(super) struct EstimatorModel {
     est: TwoStack,
@@ -79,26 +82,16 @@ pub(super) struct EstimatorModel {
 }
 
 impl EstimatorModel {
-    /// Grows the table to hold `page` if it is below the cap (a page the table did not
-    /// hold had no entry yet: below the cap, every page is in the table from its first
+    /// Grows the table to hold every page of `refs` below the cap (a page the table did
+    /// not hold had no entry yet: below the cap, every page is in the table from its first
     /// reference on).
     #[inline]
-    fn dense_index(&mut self, page: u64) {
-        if page >= self.dense.len() as u64 && page < DENSE_PAGES_MAX {
-            let len = (page as usize + 1).next_power_of_two();
+    fn grow_table(&mut self, refs: &[StreamRef]) {
+        let top = refs.iter().map(|r| r.page.0).max().unwrap_or(0);
+        let want = top.min(DENSE_PAGES_MAX - 1);
+        if want >= self.dense.len() as u64 {
+            let len = (want as usize + 1).next_power_of_two();
             self.dense.resize(len.min(DENSE_PAGES_MAX as usize), ABSENT);
-        }
-    }
-
-    /// One reference: Algorithm 3 or 4 on `page`'s slots, the window's end if it is one.
-    #[inline(always)]
-    fn one(&mut self, page: PageId, write: bool, out: &mut Vec<StreamOutput>) {
-        // Pages past the cap keep their slots in the estimator's own map.
-        self.dense_index(page.0);
-        self.est.access_tabled(&mut self.dense, page.0, write);
-        self.refs += 1;
-        if self.refs == self.window {
-            self.end_window(out);
         }
     }
 
@@ -119,14 +112,20 @@ impl EstimatorModel {
 }
 
 impl StreamModel for EstimatorModel {
-    /// Every reference in order; the table slot of the reference [`PREFETCH_AHEAD`]
-    /// positions on starts moving towards the core first (see the module documentation).
-    fn observe(&mut self, refs: &[StreamRef], out: &mut Vec<StreamOutput>) {
-        for (i, r) in refs.iter().enumerate() {
-            if let Some(a) = refs.get(i + PREFETCH_AHEAD) {
-                prefetch_at(&self.dense, a.page.0 as usize);
+    /// Every reference in order, in runs cut at the windows' ends (see the module
+    /// documentation).
+    fn observe(&mut self, mut refs: &[StreamRef], out: &mut Vec<StreamOutput>) {
+        while !refs.is_empty() {
+            let left = (self.window - self.refs).min(refs.len() as u64) as usize;
+            let (run, rest) = refs.split_at(left);
+            // Pages past the cap keep their slots in the estimator's own map.
+            self.grow_table(run);
+            self.est.access_tabled_run(&mut self.dense, run);
+            self.refs += left as u64;
+            if self.refs == self.window {
+                self.end_window(out);
             }
-            self.one(r.page, r.write, out);
+            refs = rest;
         }
     }
 
@@ -203,6 +202,7 @@ impl Detached {
 mod tests {
     use super::*;
     use flashbuf_core::rng::SplitMix64;
+    use flashbuf_core::PageId;
 
     /// Every output's counters and stack work.
     fn outputs(est: TwoStack, trace: &[(u64, bool)]) -> Vec<(Option<HitCounters>, u64)> {

@@ -63,6 +63,70 @@ enum Repr {
     Stamps(StampStack),
 }
 
+/// The operations Algorithms 3 and 4 apply to one stack (`super::algorithms`), whatever
+/// its representation: implemented by each representation, and by [`GroupStack`] through
+/// a dispatch per call. Contract, for every implementation: a slot is one returned by
+/// `push_top` and not removed (nor dropped off the bottom) since; `found` gives its
+/// group's `lo..=hi`, middle distance and threshold; `move_to_top` puts it at distance 1;
+/// `push_top` adds a page not in the stack and drops the bottom entry past the capacity
+/// (its slot free again and not the new one); `remove` takes an entry out; groups are
+/// those of the positions (`z` consecutive positions a group), the same in every
+/// representation.
+pub(super) trait StackOps {
+    /// The entry in `slot`: its group-based distance and threshold.
+    fn found(&mut self, slot: u32) -> Found;
+    /// Sets the present-condition threshold of an entry.
+    fn set_theta(&mut self, slot: u32, theta: u32);
+    /// Moves entry `slot` to the top (distance 1).
+    fn move_to_top(&mut self, slot: u32);
+    /// Pushes `page` on top with threshold `theta`: its slot, and the entry dropped off
+    /// the bottom, if any.
+    fn push_top(&mut self, page: u64, theta: u32) -> (u32, Option<Dropped>);
+    /// Removes entry `slot`.
+    fn remove(&mut self, slot: u32);
+}
+
+/// Implements [`StackOps`] by the representation's own methods, inlined.
+macro_rules! stack_ops {
+    ($t:ty) => {
+        impl StackOps for $t {
+            #[inline(always)]
+            fn found(&mut self, slot: u32) -> Found {
+                <$t>::found(self, slot)
+            }
+            #[inline(always)]
+            fn set_theta(&mut self, slot: u32, theta: u32) {
+                <$t>::set_theta(self, slot, theta)
+            }
+            #[inline(always)]
+            fn move_to_top(&mut self, slot: u32) {
+                <$t>::move_to_top(self, slot)
+            }
+            #[inline(always)]
+            fn push_top(&mut self, page: u64, theta: u32) -> (u32, Option<Dropped>) {
+                <$t>::push_top(self, page, theta)
+            }
+            #[inline(always)]
+            fn remove(&mut self, slot: u32) {
+                <$t>::remove(self, slot)
+            }
+        }
+    };
+}
+
+stack_ops!(ListStack);
+stack_ops!(StampStack);
+stack_ops!(GroupStack);
+
+/// A computation over two stacks of one representation, given them as that
+/// representation's type ([`GroupStack::with_pair`]).
+pub(super) trait PairFn {
+    /// What the computation returns.
+    type Out;
+    /// Runs over `a` and `b`.
+    fn call<S: StackOps>(self, a: &mut S, b: &mut S) -> Self::Out;
+}
+
 /// Dispatches a call to the representation.
 macro_rules! each {
     ($self:expr, $s:ident => $e:expr) => {
@@ -92,6 +156,19 @@ impl GroupStack {
             Repr::List(ListStack::new(cap, group_size))
         };
         Self { repr }
+    }
+
+    /// Runs `f` over `a` and `b` as their representation's type: one dispatch for a whole
+    /// run of accesses instead of one per stack operation (`f` is monomorphised per
+    /// representation). Stacks of different representations (never built by
+    /// `super::algorithms`) run as [`GroupStack`]s.
+    #[inline]
+    pub(super) fn with_pair<F: PairFn>(a: &mut GroupStack, b: &mut GroupStack, f: F) -> F::Out {
+        match (&mut a.repr, &mut b.repr) {
+            (Repr::List(x), Repr::List(y)) => f.call(x, y),
+            (Repr::Stamps(x), Repr::Stamps(y)) => f.call(x, y),
+            _ => f.call(a, b),
+        }
     }
 
     /// Number of entries.
