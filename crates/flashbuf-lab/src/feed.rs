@@ -190,6 +190,8 @@ impl Feed {
                     transform,
                     model,
                     refs: Vec::new(),
+                    outs: Vec::new(),
+                    model_time: Tally::default(),
                 };
                 run_reader(reader, tx, back_rx, limit, &mut stages)
             })

@@ -80,6 +80,16 @@ impl Tally {
     pub(crate) fn secs(&self) -> f64 {
         self.0.as_secs_f64()
     }
+
+    /// The time added since `earlier` (a copy of this tally taken then).
+    pub(crate) fn since(&self, earlier: Tally) -> Duration {
+        self.0.saturating_sub(earlier.0)
+    }
+
+    /// Takes `d` off the total (time an enclosed section counted elsewhere).
+    pub(crate) fn subtract(&mut self, d: Duration) {
+        self.0 = self.0.saturating_sub(d);
+    }
 }
 
 #[cfg(test)]
