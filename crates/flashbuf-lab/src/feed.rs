@@ -26,7 +26,8 @@
 //! A policy may hand out the part of its work that depends on the reference stream alone
 //! (`flashbuf_pool::policy::stream`: FD-Buffer's Two-Stack estimators).
 //! [`Feed::start_with_model`] runs such a model on the reader thread, over every
-//! reference it delivers (after the limit and the transform), and sends its outputs with
+//! reference it delivers (after the limit and the transform; each chunk as it is mapped,
+//! while in cache, when there is no transform), and sends its outputs with
 //! the batch whose references produced them: [`Feed::outputs`] holds them after
 //! [`Feed::next_batch`] returns that batch, to be handed to the policy before the batch
 //! is replayed (and once more after the last batch: the model's final outputs). The
