@@ -46,105 +46,103 @@ impl Stacks {
     }
 }
 
-/// Algorithm 3: a read of `page`, whose (CLRU, DLRU) slots are `slots` (`NIL` where
-/// absent; updated), held by `frame` (`NIL`: none). Returns the CLRU entry dropped off
-/// the bottom, if any (the caller clears its page's slot).
-#[inline(always)]
-pub(super) fn read<S: StackOps>(
-    clru: &mut S,
-    dlru: &mut S,
-    book: &mut Book,
-    slots: &mut [u32; 2],
-    page: u64,
-    frame: u32,
-) -> Option<Dropped> {
-    let Book {
-        m,
-        present_conditions: pr,
-        counters,
-        owner,
-    } = book;
-    let (m, pr) = (*m, *pr);
-    let ec = (slots[0] != NIL).then(|| clru.found(slots[0]));
-    let ed = (slots[1] != NIL).then(|| dlru.found(slots[1]));
-    match (ec, ed) {
-        (None, None) => {
-            counters.c_read.add_miss();
-            counters.d_read.add_miss();
-            let (x, dropped) = clru.push_top(page, 0);
-            slots[0] = x;
-            owner[0][x as usize] = frame;
-            dropped
-        }
-        (Some(c), None) => {
-            counters.c_read.add(c.lo, c.hi, c.theta);
-            counters.d_read.add_miss();
-            clru.move_to_top(c.slot);
-            clru.set_theta(c.slot, 0);
-            None
-        }
-        (None, Some(d)) => {
-            counters.d_read.add(d.lo, d.hi, d.theta);
-            counters.c_read.add_miss();
-            dlru.move_to_top(d.slot);
-            let (td, tc) = if pr {
-                (d.theta.max(d.distance), m - d.distance + 1)
-            } else {
-                (0, 0)
-            };
-            dlru.set_theta(d.slot, td);
-            let (x, dropped) = clru.push_top(page, tc);
-            slots[0] = x;
-            owner[0][x as usize] = frame;
-            dropped
-        }
-        (Some(c), Some(d)) => {
-            counters.c_read.add(c.lo, c.hi, c.theta);
-            counters.d_read.add(d.lo, d.hi, d.theta);
-            clru.move_to_top(c.slot);
-            dlru.move_to_top(d.slot);
-            if pr {
-                clru.set_theta(c.slot, c.theta.min(m - d.distance + 1));
-                dlru.set_theta(d.slot, d.theta.max(d.distance));
-            }
-            None
-        }
-    }
+/// The two stacks, as one representation's type, and the book: what Algorithms 3 and 4
+/// work on for one access.
+pub(super) struct Pair<'a, S> {
+    pub(super) clru: &'a mut S,
+    pub(super) dlru: &'a mut S,
+    pub(super) book: &'a mut Book,
 }
 
-/// Algorithm 4: a write of `page`; arguments as for [`read`]. Returns the DLRU entry
-/// dropped off the bottom, if any.
-#[inline(always)]
-pub(super) fn write<S: StackOps>(
-    clru: &mut S,
-    dlru: &mut S,
-    book: &mut Book,
-    slots: &mut [u32; 2],
-    page: u64,
-    frame: u32,
-) -> Option<Dropped> {
-    let Book {
-        counters, owner, ..
-    } = book;
-    if slots[0] != NIL {
-        let c = clru.found(slots[0]);
-        counters.c_write.add(c.lo, c.hi, c.theta);
-        clru.remove(c.slot);
-        slots[0] = NIL;
-    } else {
-        counters.c_write.add_miss();
+impl<S: StackOps> Pair<'_, S> {
+    /// Algorithm 3: a read of `page`, whose (CLRU, DLRU) slots are `slots` (`NIL` where
+    /// absent; updated), held by `frame` (`NIL`: none). Returns the CLRU entry dropped off
+    /// the bottom, if any (the caller clears its page's slot).
+    #[inline(always)]
+    pub(super) fn read(self, slots: &mut [u32; 2], page: u64, frame: u32) -> Option<Dropped> {
+        let Self { clru, dlru, book } = self;
+        let Book {
+            m,
+            present_conditions: pr,
+            counters,
+            owner,
+        } = book;
+        let (m, pr) = (*m, *pr);
+        let ec = (slots[0] != NIL).then(|| clru.found(slots[0]));
+        let ed = (slots[1] != NIL).then(|| dlru.found(slots[1]));
+        match (ec, ed) {
+            (None, None) => {
+                counters.c_read.add_miss();
+                counters.d_read.add_miss();
+                let (x, dropped) = clru.push_top(page, 0);
+                slots[0] = x;
+                owner[0][x as usize] = frame;
+                dropped
+            }
+            (Some(c), None) => {
+                counters.c_read.add(c.lo, c.hi, c.theta);
+                counters.d_read.add_miss();
+                clru.move_to_top(c.slot);
+                clru.set_theta(c.slot, 0);
+                None
+            }
+            (None, Some(d)) => {
+                counters.d_read.add(d.lo, d.hi, d.theta);
+                counters.c_read.add_miss();
+                dlru.move_to_top(d.slot);
+                let (td, tc) = if pr {
+                    (d.theta.max(d.distance), m - d.distance + 1)
+                } else {
+                    (0, 0)
+                };
+                dlru.set_theta(d.slot, td);
+                let (x, dropped) = clru.push_top(page, tc);
+                slots[0] = x;
+                owner[0][x as usize] = frame;
+                dropped
+            }
+            (Some(c), Some(d)) => {
+                counters.c_read.add(c.lo, c.hi, c.theta);
+                counters.d_read.add(d.lo, d.hi, d.theta);
+                clru.move_to_top(c.slot);
+                dlru.move_to_top(d.slot);
+                if pr {
+                    clru.set_theta(c.slot, c.theta.min(m - d.distance + 1));
+                    dlru.set_theta(d.slot, d.theta.max(d.distance));
+                }
+                None
+            }
+        }
     }
-    if slots[1] != NIL {
-        let d = dlru.found(slots[1]);
-        counters.d_write.add(d.lo, d.hi, d.theta);
-        dlru.move_to_top(d.slot);
-        dlru.set_theta(d.slot, 0);
-        None
-    } else {
-        counters.d_write.add_miss();
-        let (x, dropped) = dlru.push_top(page, 0);
-        slots[1] = x;
-        owner[1][x as usize] = frame;
-        dropped
+
+    /// Algorithm 4: a write of `page`; arguments as for [`Pair::read`]. Returns the DLRU
+    /// entry dropped off the bottom, if any.
+    #[inline(always)]
+    pub(super) fn write(self, slots: &mut [u32; 2], page: u64, frame: u32) -> Option<Dropped> {
+        let Self { clru, dlru, book } = self;
+        let Book {
+            counters, owner, ..
+        } = book;
+        if slots[0] != NIL {
+            let c = clru.found(slots[0]);
+            counters.c_write.add(c.lo, c.hi, c.theta);
+            clru.remove(c.slot);
+            slots[0] = NIL;
+        } else {
+            counters.c_write.add_miss();
+        }
+        if slots[1] != NIL {
+            let d = dlru.found(slots[1]);
+            counters.d_write.add(d.lo, d.hi, d.theta);
+            dlru.move_to_top(d.slot);
+            dlru.set_theta(d.slot, 0);
+            None
+        } else {
+            counters.d_write.add_miss();
+            let (x, dropped) = dlru.push_top(page, 0);
+            slots[1] = x;
+            owner[1][x as usize] = frame;
+            dropped
+        }
     }
 }

@@ -94,7 +94,7 @@ pub use counters::{Counter, HitCounters};
 pub use group_stack::{Dropped, Found, GroupStack};
 
 use crate::policy::stream::StreamRef;
-use algorithms::{Book, Stacks};
+use algorithms::{Book, Pair, Stacks};
 use flashbuf_core::prefetch::prefetch_at;
 use flashbuf_core::FrameId;
 use group_stack::{PairFn, StackOps, NIL};
@@ -398,10 +398,11 @@ fn apply<S: StackOps>(
     frame: u32,
     write: bool,
 ) -> Option<(Dropped, usize)> {
+    let pair = Pair { clru, dlru, book };
     if write {
-        algorithms::write(clru, dlru, book, slots, page, frame).map(|d| (d, 1))
+        pair.write(slots, page, frame).map(|d| (d, 1))
     } else {
-        algorithms::read(clru, dlru, book, slots, page, frame).map(|d| (d, 0))
+        pair.read(slots, page, frame).map(|d| (d, 0))
     }
 }
 
