@@ -81,7 +81,7 @@ impl Stages {
         std::mem::take(&mut self.outs)
     }
 
-    /// The model (if any) observes `refs`, timed in `model_time`.
+    /// The model (if any) observes `batch`, timed in `model_time`.
     fn observe(&mut self, batch: &[PageRef]) {
         let Some(m) = self.model.as_mut() else {
             return;

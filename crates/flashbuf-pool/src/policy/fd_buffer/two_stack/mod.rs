@@ -77,6 +77,7 @@
 //! # Files
 //! - this file: [`TwoStack`], the slots of resident and ghost pages;
 //! - `algorithms.rs`: Algorithms 3 and 4 over the two stacks, given a page's slots;
+//! - `run.rs`: an access by the owner's table of slots, and a run of them as one loop;
 //! - [`group_stack`]: [`GroupStack`], one LRU stack with group-based distances;
 //! - [`ranks`]: [`ranks::Ranks`], the live stamps that give an entry's position;
 //! - [`page_map`]: [`PageMap`], the fixed-capacity map of ghost pages;
@@ -88,17 +89,19 @@ pub mod group_stack;
 mod list_stack;
 pub mod page_map;
 pub mod ranks;
+mod run;
 mod stamp_stack;
 
 pub use counters::{Counter, HitCounters};
 pub use group_stack::{Dropped, Found, GroupStack};
 
 use crate::policy::stream::StreamRef;
-use algorithms::{Book, Pair, Stacks};
-use flashbuf_core::prefetch::prefetch_at;
+use algorithms::Stacks;
 use flashbuf_core::FrameId;
-use group_stack::{PairFn, StackOps, NIL};
+use group_stack::NIL;
 pub use page_map::PageMap;
+pub use run::TABLE_PREFETCH_AHEAD;
+use run::{apply, tabled, TabledRun};
 
 /// A page's slots in CLRU and DLRU, `NIL` where absent.
 pub type Slots = [u32; 2];
@@ -378,87 +381,5 @@ impl TwoStack {
             return Err("CLRU and DLRU counted different accesses".into());
         }
         Ok(())
-    }
-}
-
-/// How many references ahead [`TwoStack::access_tabled_run`] starts fetching a page's
-/// table slot (perf: 18 % of the detached estimator's samples sat on the load of the slot
-/// before it did; 16 ahead was no better than 8).
-pub const TABLE_PREFETCH_AHEAD: usize = 8;
-
-/// Algorithm 3 (a read) or 4 (a write) on `page`'s `slots`, its new entry owned by
-/// `frame` (`NIL`: none); the entry dropped off the bottom and its stack, if any.
-#[inline(always)]
-fn apply<S: StackOps>(
-    clru: &mut S,
-    dlru: &mut S,
-    book: &mut Book,
-    slots: &mut Slots,
-    page: u64,
-    frame: u32,
-    write: bool,
-) -> Option<(Dropped, usize)> {
-    let pair = Pair { clru, dlru, book };
-    if write {
-        pair.write(slots, page, frame).map(|d| (d, 1))
-    } else {
-        pair.read(slots, page, frame).map(|d| (d, 0))
-    }
-}
-
-/// [`TwoStack::access_tabled`] on the estimator's parts.
-#[inline(always)]
-fn tabled<S: StackOps>(
-    clru: &mut S,
-    dlru: &mut S,
-    book: &mut Book,
-    ghosts: &mut PageMap<Slots>,
-    table: &mut [Slots],
-    page: u64,
-    write: bool,
-) {
-    let dropped = match table.get_mut(page as usize) {
-        Some(slots) => apply(clru, dlru, book, slots, page, NIL, write),
-        None => {
-            let mut slots = ghosts.get(page).unwrap_or(ABSENT);
-            let d = apply(clru, dlru, book, &mut slots, page, NIL, write);
-            // An access leaves the page in one stack at least.
-            ghosts.insert(page, slots);
-            d
-        }
-    };
-    if let Some((d, which)) = dropped {
-        // No frame was ever admitted: the entry is a page's in the table or the map.
-        match table.get_mut(d.page as usize) {
-            Some(e) => e[which] = NIL,
-            None => ghosts.update(d.page, |e| e[which] = NIL),
-        }
-    }
-}
-
-/// [`TwoStack::access_tabled_run`]'s loop, over the stacks as their representation.
-struct TabledRun<'a> {
-    book: &'a mut Book,
-    ghosts: &'a mut PageMap<Slots>,
-    table: &'a mut [Slots],
-    refs: &'a [StreamRef],
-}
-
-impl PairFn for TabledRun<'_> {
-    type Out = ();
-
-    fn call<S: StackOps>(self, clru: &mut S, dlru: &mut S) {
-        let Self {
-            book,
-            ghosts,
-            table,
-            refs,
-        } = self;
-        for (i, r) in refs.iter().enumerate() {
-            if let Some(a) = refs.get(i + TABLE_PREFETCH_AHEAD) {
-                prefetch_at(table, a.page.0 as usize);
-            }
-            tabled(clru, dlru, book, ghosts, table, r.page.0, r.write);
-        }
     }
 }
