@@ -44,6 +44,16 @@ impl Stacks {
             },
         }
     }
+
+    /// The two stacks (dispatched per operation) and the book, for one access.
+    #[inline(always)]
+    pub(super) fn pair(&mut self) -> Pair<'_, GroupStack> {
+        Pair {
+            clru: &mut self.clru,
+            dlru: &mut self.dlru,
+            book: &mut self.book,
+        }
+    }
 }
 
 /// The two stacks, as one representation's type, and the book: what Algorithms 3 and 4
@@ -55,12 +65,30 @@ pub(super) struct Pair<'a, S> {
 }
 
 impl<S: StackOps> Pair<'_, S> {
+    /// Algorithm 3 (a read) or 4 (a write) on `page`'s `slots`, its new entry owned by
+    /// `frame` (`NIL`: none); the entry dropped off the bottom and its stack (0 = CLRU,
+    /// 1 = DLRU), if any.
+    #[inline(always)]
+    pub(super) fn access(
+        &mut self,
+        slots: &mut [u32; 2],
+        page: u64,
+        frame: u32,
+        write: bool,
+    ) -> Option<(Dropped, usize)> {
+        if write {
+            self.write(slots, page, frame).map(|d| (d, 1))
+        } else {
+            self.read(slots, page, frame).map(|d| (d, 0))
+        }
+    }
+
     /// Algorithm 3: a read of `page`, whose (CLRU, DLRU) slots are `slots` (`NIL` where
     /// absent; updated), held by `frame` (`NIL`: none). Returns the CLRU entry dropped off
     /// the bottom, if any (the caller clears its page's slot).
     #[inline(always)]
-    pub(super) fn read(self, slots: &mut [u32; 2], page: u64, frame: u32) -> Option<Dropped> {
-        let Self { clru, dlru, book } = self;
+    pub(super) fn read(&mut self, slots: &mut [u32; 2], page: u64, frame: u32) -> Option<Dropped> {
+        let (clru, dlru, book) = (&mut *self.clru, &mut *self.dlru, &mut *self.book);
         let Book {
             m,
             present_conditions: pr,
@@ -118,8 +146,8 @@ impl<S: StackOps> Pair<'_, S> {
     /// Algorithm 4: a write of `page`; arguments as for [`Pair::read`]. Returns the DLRU
     /// entry dropped off the bottom, if any.
     #[inline(always)]
-    pub(super) fn write(self, slots: &mut [u32; 2], page: u64, frame: u32) -> Option<Dropped> {
-        let Self { clru, dlru, book } = self;
+    pub(super) fn write(&mut self, slots: &mut [u32; 2], page: u64, frame: u32) -> Option<Dropped> {
+        let (clru, dlru, book) = (&mut *self.clru, &mut *self.dlru, &mut *self.book);
         let Book {
             counters, owner, ..
         } = book;

@@ -101,7 +101,7 @@ use flashbuf_core::FrameId;
 use group_stack::NIL;
 pub use page_map::PageMap;
 pub use run::TABLE_PREFETCH_AHEAD;
-use run::{apply, tabled, TabledRun};
+use run::{tabled, TabledRun};
 
 /// A page's slots in CLRU and DLRU, `NIL` where absent.
 pub type Slots = [u32; 2];
@@ -199,8 +199,13 @@ impl TwoStack {
     /// may grow between calls only over pages that never had an entry.
     #[inline(always)]
     pub fn access_tabled(&mut self, table: &mut [Slots], page: u64, write: bool) {
-        let Stacks { clru, dlru, book } = &mut self.stacks;
-        tabled(clru, dlru, book, &mut self.ghosts, table, page, write);
+        tabled(
+            &mut self.stacks.pair(),
+            &mut self.ghosts,
+            table,
+            page,
+            write,
+        );
     }
 
     /// [`TwoStack::access_tabled`] for each of `refs` in order. The stacks' representation
@@ -243,8 +248,7 @@ impl TwoStack {
         page: u64,
         write: bool,
     ) -> Option<(FrameId, usize)> {
-        let Stacks { clru, dlru, book } = &mut self.stacks;
-        let (d, which) = apply(clru, dlru, book, slots, page, frame.0, write)?;
+        let (d, which) = self.stacks.pair().access(slots, page, frame.0, write)?;
         let owner = self.stacks.book.owner[which][d.slot as usize];
         if owner != NIL {
             return Some((FrameId(owner), which));

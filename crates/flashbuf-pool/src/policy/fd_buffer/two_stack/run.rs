@@ -3,7 +3,7 @@
 //! [`super::TwoStack::access_tabled`] and [`super::TwoStack::access_tabled_run`].
 
 use super::algorithms::{Book, Pair};
-use super::group_stack::{Dropped, PairFn, StackOps, NIL};
+use super::group_stack::{PairFn, StackOps, NIL};
 use super::{PageMap, Slots, ABSENT};
 use crate::policy::stream::StreamRef;
 use flashbuf_core::prefetch::prefetch_at;
@@ -13,42 +13,20 @@ use flashbuf_core::prefetch::prefetch_at;
 /// before it did; 16 ahead was no better than 8).
 pub const TABLE_PREFETCH_AHEAD: usize = 8;
 
-/// Algorithm 3 (a read) or 4 (a write) on `page`'s `slots`, its new entry owned by
-/// `frame` (`NIL`: none); the entry dropped off the bottom and its stack, if any.
-#[inline(always)]
-pub(super) fn apply<S: StackOps>(
-    clru: &mut S,
-    dlru: &mut S,
-    book: &mut Book,
-    slots: &mut Slots,
-    page: u64,
-    frame: u32,
-    write: bool,
-) -> Option<(Dropped, usize)> {
-    let pair = Pair { clru, dlru, book };
-    if write {
-        pair.write(slots, page, frame).map(|d| (d, 1))
-    } else {
-        pair.read(slots, page, frame).map(|d| (d, 0))
-    }
-}
-
 /// [`super::TwoStack::access_tabled`] on the estimator's parts.
 #[inline(always)]
 pub(super) fn tabled<S: StackOps>(
-    clru: &mut S,
-    dlru: &mut S,
-    book: &mut Book,
+    pair: &mut Pair<'_, S>,
     ghosts: &mut PageMap<Slots>,
     table: &mut [Slots],
     page: u64,
     write: bool,
 ) {
     let dropped = match table.get_mut(page as usize) {
-        Some(slots) => apply(clru, dlru, book, slots, page, NIL, write),
+        Some(slots) => pair.access(slots, page, NIL, write),
         None => {
             let mut slots = ghosts.get(page).unwrap_or(ABSENT);
-            let d = apply(clru, dlru, book, &mut slots, page, NIL, write);
+            let d = pair.access(&mut slots, page, NIL, write);
             // An access leaves the page in one stack at least.
             ghosts.insert(page, slots);
             d
@@ -82,11 +60,12 @@ impl PairFn for TabledRun<'_> {
             table,
             refs,
         } = self;
+        let mut pair = Pair { clru, dlru, book };
         for (i, r) in refs.iter().enumerate() {
             if let Some(a) = refs.get(i + TABLE_PREFETCH_AHEAD) {
                 prefetch_at(table, a.page.0 as usize);
             }
-            tabled(clru, dlru, book, ghosts, table, r.page.0, r.write);
+            tabled(&mut pair, ghosts, table, r.page.0, r.write);
         }
     }
 }
